@@ -1,0 +1,294 @@
+/*
+** calltree.c -- the per-thread call tree's slow paths: node lookup and
+** creation, shadow-stack growth, popping frames skipped by longjmp or
+** exceptions, and rebuilding a tree after reset or fork. The fast paths are
+** cp_hot_enter/cp_hot_exit in internal.h. Only the owning thread calls these.
+*/
+#include <string.h>
+
+#include "internal.h"
+
+/* Reservation sizes: address space only; memory is committed as used. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#  define MAX_DEPTH      (UINT64_C(1) << 24)   /* frames: 384 MiB of address space */
+#else
+#  define MAX_DEPTH      (UINT64_C(1) << 20)
+#endif
+#define NODE_CHUNK       (64u * 1024u)          /* bytes committed at a time, at least */
+#define FRAME_CHUNK      (64u * 1024u)
+#define TABLE_MIN        1024u                  /* slots */
+
+/* Slow paths run "busy": t->gate holds a value no real gate has, so that a
+** hook entered meanwhile (a signal handler) goes to runtime_sync and does
+** nothing. Nested use keeps the outer value. */
+#define GATE_BUSY 0xFFFFFFFFu
+
+static uint32_t enter_busy(struct cp_thread *t)
+{
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;
+  return saved;
+}
+
+static void leave_busy(struct cp_thread *t, uint32_t saved)
+{
+  t->gate = saved;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+  return (n + to - 1) / to * to;
+}
+
+static uint32_t hash_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
+               (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32) & t->mask;
+}
+
+static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
+{
+  n->key = key;
+  n->parent = parent;
+  n->hot = CP_NODE_ROOT;
+  n->calls = 0;
+  n->incl = 0;
+  n->min = UINT64_MAX;
+  n->max = 0;
+}
+
+static void init_fixed_nodes(struct cp_thread *t)
+{
+  init_node(&t->nodes[CP_NODE_ROOT], CPD_KEY_ROOT, CPD_NO_PARENT);
+  init_node(&t->nodes[CP_NODE_OVERFLOW], CPD_KEY_OVERFLOW, CP_NODE_ROOT);
+  init_node(&t->nodes[CP_NODE_SINK], CPD_KEY_SINK, CP_NODE_OVERFLOW);
+  t->nnodes = CP_FIRST_NODE;
+}
+
+/* Make room for node index i; 0 or CAPPROF_ENOMEM. */
+static int commit_nodes(struct cp_thread *t, size_t i)
+{
+  if (i < t->nodes_committed) return 0;
+  size_t have = t->nodes_committed * sizeof(struct cp_node);
+  size_t want = round_up((i + 1) * sizeof(struct cp_node), NODE_CHUNK);
+  if (want < 2 * have) want = 2 * have;               /* amortise commits */
+  size_t limit = round_up((size_t)t->cap * sizeof(struct cp_node), os_page_size());
+  if (want > limit) want = limit;
+  size_t from = round_up(have, os_page_size());
+  if (want > from && os_commit((char *)t->nodes + from, want - from) != 0)
+    return CAPPROF_ENOMEM;
+  t->nodes_committed = want / sizeof(struct cp_node);
+  return i < t->nodes_committed ? 0 : CAPPROF_ENOMEM;
+}
+
+static uint32_t *table_alloc(size_t slots, size_t *bytes)
+{
+  *bytes = round_up(slots * sizeof(uint32_t), os_page_size());
+  uint32_t *tab = os_reserve(*bytes);
+  if (tab && os_commit(tab, *bytes) != 0) {
+    os_release(tab, *bytes);
+    tab = NULL;
+  }
+  return tab;
+}
+
+static void table_insert(struct cp_thread *t, uint32_t idx)
+{
+  const struct cp_node *n = &t->nodes[idx];
+  uint32_t s = hash_slot(t, n->parent, n->key);
+  while (t->table[s] != 0) s = (s + 1) & t->mask;
+  t->table[s] = idx;
+  t->table_used++;
+}
+
+/* Double the table when it is half full; 0 or CAPPROF_ENOMEM. */
+static int table_grow(struct cp_thread *t)
+{
+  size_t slots = ((size_t)t->mask + 1) * 2, bytes;
+  uint32_t *tab = table_alloc(slots, &bytes);
+  if (!tab) return CAPPROF_ENOMEM;
+  uint32_t *old = t->table;
+  size_t old_bytes = t->table_bytes;
+  t->table = tab;
+  t->table_bytes = bytes;
+  t->mask = (uint32_t)(slots - 1);
+  t->table_used = 0;
+  for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++) table_insert(t, i);
+  os_release(old, old_bytes);
+  return 0;
+}
+
+/* Find or create the child of parent with key. Returns its index; the
+** overflow node when the cap is reached, the sink for calls below it. */
+uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  if (parent == CP_NODE_OVERFLOW || parent == CP_NODE_SINK) return CP_NODE_SINK;
+
+  uint32_t s = hash_slot(t, parent, key), idx;
+  while ((idx = t->table[s]) != 0) {
+    if (t->nodes[idx].key == key && t->nodes[idx].parent == parent) {
+      t->nodes[parent].hot = idx;
+      return idx;
+    }
+    s = (s + 1) & t->mask;
+  }
+
+  if (t->nnodes >= t->cap) return CP_NODE_OVERFLOW;
+  uint32_t saved = enter_busy(t);
+  os_errsave e = os_save_errors();
+  idx = t->nnodes;
+  if (commit_nodes(t, idx) != 0 ||
+      ((t->table_used + 1) * 2 > t->mask + 1 && table_grow(t) != 0)) {
+    t->cap = t->nnodes;        /* out of memory: behave as if capped */
+    idx = CP_NODE_OVERFLOW;
+  } else {
+    init_node(&t->nodes[idx], key, parent);
+    t->nnodes = idx + 1;       /* before table_insert: it reads nodes[idx] */
+    table_insert(t, idx);
+    t->nodes[parent].hot = idx;
+  }
+  os_restore_errors(e);
+  leave_busy(t, saved);
+  return idx;
+}
+
+/* Commit more shadow stack; returns the top frame, or NULL when the stack is
+** at its reserved maximum (the call is then not recorded). */
+struct cp_frame *calltree_grow(struct cp_thread *t)
+{
+  if (t->commit_end >= t->frames_end) {
+    t->lost_frames++;
+    return NULL;
+  }
+  uint32_t saved = enter_busy(t);
+  os_errsave e = os_save_errors();
+  size_t have = (size_t)((char *)t->commit_end - (char *)t->frames);
+  size_t add = have < FRAME_CHUNK ? FRAME_CHUNK : have;   /* double */
+  size_t room = (size_t)((char *)t->frames_end - (char *)t->commit_end);
+  if (add > room) add = room;
+  struct cp_frame *top = t->top;
+  if (os_commit(t->commit_end, add) == 0) {
+    t->commit_end = (struct cp_frame *)((char *)t->frames +
+                    (have + add) / sizeof(struct cp_frame) * sizeof(struct cp_frame));
+  } else {
+    t->lost_frames++;
+    top = NULL;
+  }
+  os_restore_errors(e);
+  leave_busy(t, saved);
+  return top;
+}
+
+/* Pop every frame whose sp is below sp (or equal, when inclusive), charging
+** each with the time up to now: those calls were left without an exit. */
+struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, int inclusive,
+                                 uint64_t now)
+{
+  uint32_t saved = enter_busy(t);
+  struct cp_frame *f = t->top;
+  while (f > t->frames && (f->sp < sp || (inclusive && f->sp == sp))) {
+    calltree_charge(&t->nodes[f->node], now - f->start);
+    f--;
+  }
+  t->top = f;
+  leave_busy(t, saved);
+  return f;
+}
+
+/* An exit whose key is not the innermost frame's. Frames of calls lost to the
+** node cap carry synthetic keys: they match any exit. Otherwise look a little
+** way down the stack for the call that is returning (its inner frames lost
+** their exits) and pop to it; if it is not there, the exit has no recorded
+** entry (entered while paused, or before the runtime was ready): ignore it. */
+void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                            uint64_t now)
+{
+  struct cp_frame *f = t->top;
+  if (f == t->frames) return;
+  if (f->node == CP_NODE_OVERFLOW || f->node == CP_NODE_SINK) {
+    calltree_charge(&t->nodes[f->node], now - f->start);
+    t->top = f - 1;
+    return;
+  }
+  struct cp_frame *stop = f - 64 > t->frames ? f - 64 : t->frames;
+  for (struct cp_frame *g = f - 1; g > stop; g--) {
+    if (t->nodes[g->node].key == key && g->sp >= sp) {
+      uint32_t saved = enter_busy(t);
+      for (; f >= g; f--) calltree_charge(&t->nodes[f->node], now - f->start);
+      t->top = g - 1;
+      leave_busy(t, saved);
+      return;
+    }
+  }
+}
+
+void calltree_rebase(struct cp_thread *t, uint64_t now)
+{
+  uint32_t saved = enter_busy(t);
+  struct cp_frame *f;
+  /* Remember each open frame's key in its start field, then rebuild. */
+  for (f = t->frames + 1; f <= t->top; f++) f->start = t->nodes[f->node].key;
+  memset(t->table, 0, ((size_t)t->mask + 1) * sizeof(uint32_t));
+  t->table_used = 0;
+  init_fixed_nodes(t);
+  t->lost_frames = 0;
+  for (f = t->frames + 1; f <= t->top; f++) {
+    uint64_t key = f->start;
+    f->node = CPD_KEY_IS_SPECIAL(key) ? CP_NODE_SINK
+                                      : calltree_lookup(t, f[-1].node, key);
+    f->start = now;
+  }
+  leave_busy(t, saved);
+}
+
+struct cp_thread *calltree_new(uint32_t node_cap)
+{
+  if (node_cap < CP_FIRST_NODE + 1) node_cap = CP_FIRST_NODE + 1;
+  size_t tbytes = round_up(sizeof(struct cp_thread), os_page_size());
+  size_t nbytes = round_up((size_t)node_cap * sizeof(struct cp_node), os_page_size());
+  size_t fbytes = (size_t)(MAX_DEPTH * sizeof(struct cp_frame));
+  struct cp_thread *t = os_reserve(tbytes);
+  if (!t) return NULL;
+  if (os_commit(t, tbytes) != 0) goto fail_t;
+
+  t->cap = node_cap;
+  t->nodes_bytes = nbytes;
+  t->nodes = os_reserve(nbytes);
+  if (!t->nodes) goto fail_t;
+  t->frames = os_reserve(fbytes);
+  if (!t->frames) goto fail_n;
+  t->frames_end = t->frames + MAX_DEPTH;
+  if (os_commit(t->frames, FRAME_CHUNK) != 0) goto fail_f;
+  t->commit_end = t->frames + FRAME_CHUNK / sizeof(struct cp_frame);
+  t->table = table_alloc(TABLE_MIN, &t->table_bytes);
+  if (!t->table) goto fail_f;
+  t->mask = TABLE_MIN - 1;
+  if (commit_nodes(t, CP_FIRST_NODE) != 0) goto fail_tab;
+
+  init_fixed_nodes(t);
+  t->top = t->frames;
+  t->frames[0].node = CP_NODE_ROOT;
+  t->frames[0].sp = UINTPTR_MAX;     /* the sentinel is never popped */
+  t->frames[0].start = 0;
+  return t;
+
+fail_tab:
+  os_release(t->table, t->table_bytes);
+fail_f:
+  os_release(t->frames, fbytes);
+fail_n:
+  os_release(t->nodes, nbytes);
+fail_t:
+  os_release(t, tbytes);
+  return NULL;
+}
+
+void calltree_free(struct cp_thread *t)
+{
+  if (!t) return;
+  os_release(t->table, t->table_bytes);
+  os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
+  os_release(t->nodes, t->nodes_bytes);
+  os_release(t, round_up(sizeof(struct cp_thread), os_page_size()));
+}

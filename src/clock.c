@@ -1,0 +1,115 @@
+/*
+** clock.c -- choosing and calibrating the clock: whether rdtsc can be
+** trusted, the cost of reading the timer (WAP's 2000 back-to-back reads),
+** the overhead an instrumented call adds, and the ticks-to-ns ratio.
+*/
+#include "internal.h"
+
+#if CAPPROF_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+static int cpuid(unsigned leaf, unsigned regs[4])
+{
+  return __get_cpuid(leaf, &regs[0], &regs[1], &regs[2], &regs[3]);
+}
+#elif CAPPROF_ARCH_X86
+static int cpuid(unsigned leaf, unsigned regs[4])
+{
+  int r[4];
+  __cpuid(r, (int)(leaf & 0x80000000u));
+  if ((unsigned)r[0] < leaf) return 0;
+  __cpuid(r, (int)leaf);
+  for (int i = 0; i < 4; i++) regs[i] = (unsigned)r[i];
+  return 1;
+}
+#endif
+
+#if CAPPROF_ARCH_X86
+/* The TSC is usable when it is invariant: constant rate in every P- and
+** C-state (CPUID 0x80000007, EDX bit 8). */
+int clock_tsc_usable(void)
+{
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!cpuid(0x80000007u, r)) return 0;
+  return (r[3] >> 8) & 1u;
+}
+#else
+int clock_tsc_usable(void) { return 0; }
+#endif
+
+#define TIMER_READS 2000
+
+void clock_calibrate_timer(void)
+{
+  uint64_t best = UINT64_MAX;
+  uint64_t prev = cp_now();
+  for (int i = 0; i < TIMER_READS; i++) {
+    uint64_t now = cp_now();
+    if (now - prev < best) best = now - prev;
+    prev = now;
+  }
+  cp_g.timer_overhead = best;
+}
+
+/* Two empty functions from calib_probe.c: one compiled with the hooks, one
+** without. Called through volatile pointers so nothing is inlined. */
+void cp_calib_instrumented(void) CP_HIDDEN;
+void cp_calib_plain(void) CP_HIDDEN;
+
+#define PROBE_ROUNDS 40
+#define PROBE_CALLS  100
+
+static uint64_t best_round(void (*volatile fn)(void))
+{
+  uint64_t best = UINT64_MAX;
+  for (int r = 0; r < PROBE_ROUNDS; r++) {
+    uint64_t t0 = cp_now();
+    for (int i = 0; i < PROBE_CALLS; i++) fn();
+    uint64_t d = cp_now() - t0;
+    if (d < best) best = d;
+  }
+  return best;
+}
+
+/* Run an empty instrumented function through the real hooks, recording into
+** a scratch tree, and measure (a) what a call adds to its caller's time:
+** outer, and (b) what a call measures for itself: inner, the minimum its own
+** node saw. Both in milli-ticks. Leaves both 0 if anything fails. */
+void clock_calibrate_probe(void)
+{
+  struct cp_thread *scratch = calltree_new(64);
+  if (!scratch) return;
+  struct cp_thread *saved = os_get_thread();
+  scratch->gate = cp_g.gate;
+  os_set_thread(scratch);
+
+  best_round(cp_calib_instrumented);                /* warm caches */
+  best_round(cp_calib_plain);
+  uint64_t with = best_round(cp_calib_instrumented);
+  uint64_t without = best_round(cp_calib_plain);
+
+  os_set_thread(saved);
+  uint64_t inner = UINT64_MAX;
+  for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++) {
+    const struct cp_node *n = &scratch->nodes[i];
+    if (n->calls >= (uint64_t)PROBE_ROUNDS * PROBE_CALLS && n->min < inner)
+      inner = n->min;
+  }
+  if (inner != UINT64_MAX && with > without) {
+    cp_g.probe_inner_mt = inner * 1000;
+    cp_g.probe_outer_mt = (with - without) * 1000 / PROBE_CALLS;
+  }
+  calltree_free(scratch);
+}
+
+/* Ticks and ns since start. With rdtsc, a very short run is stretched to
+** 5 ms so that the ratio is good to a few parts per million. */
+void clock_span(uint64_t *ticks, uint64_t *ns)
+{
+  uint64_t t = cp_now(), m = os_monotonic_ns();
+  while (cp_g.use_tsc && m - cp_g.start_mono < 5000000u) {
+    t = cp_now();
+    m = os_monotonic_ns();
+  }
+  *ticks = t - cp_g.start_ticks;
+  *ns = m - cp_g.start_mono;
+}

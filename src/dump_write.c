@@ -1,0 +1,397 @@
+/*
+** dump_write.c -- serialises the process's call trees into a dump file (the
+** layout is in dumpfmt.h and docs/dump-format.md). The file is written under
+** a temporary name and then published without replacing any existing file.
+** Called under os_lock; threads may still be running, and each is read as a
+** snapshot field by field. Calls still open are charged up to the dump time.
+*/
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_SECTIONS 8
+
+struct writer {
+  os_file f;
+  uint64_t off;                /* bytes written (or buffered) so far */
+  int err;                     /* first error, sticky */
+  size_t n;                    /* bytes in buf */
+  int nsec;
+  unsigned char sec[MAX_SECTIONS][CPD_SECTION_SIZE];
+  unsigned char buf[1 << 16];
+};
+
+static struct writer W;        /* os_lock serialises dumps */
+
+static void w_flush(struct writer *w)
+{
+  if (w->n && !w->err) w->err = os_file_write(w->f, w->buf, w->n);
+  w->n = 0;
+}
+
+static void w_bytes(struct writer *w, const void *p, size_t len)
+{
+  const unsigned char *s = p;
+  w->off += len;
+  while (len) {
+    size_t k = sizeof w->buf - w->n;
+    if (k > len) k = len;
+    memcpy(w->buf + w->n, s, k);
+    w->n += k;
+    s += k;
+    len -= k;
+    if (w->n == sizeof w->buf) w_flush(w);
+  }
+}
+
+static void w_u32(struct writer *w, uint32_t v)
+{
+  unsigned char b[4];
+  cpd_put32(b, v);
+  w_bytes(w, b, 4);
+}
+
+static void w_u64(struct writer *w, uint64_t v)
+{
+  unsigned char b[8];
+  cpd_put64(b, v);
+  w_bytes(w, b, 8);
+}
+
+static void w_str(struct writer *w, const char *s, size_t len)
+{
+  w_u32(w, (uint32_t)len);
+  w_bytes(w, s, len);
+}
+
+static void w_cstr(struct writer *w, const char *s)
+{
+  w_str(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+static uint64_t sec_begin(struct writer *w) { return w->off; }
+
+static void sec_end(struct writer *w, uint32_t type, uint64_t start)
+{
+  if (w->nsec == MAX_SECTIONS) { w->err = CAPPROF_ELIMIT; return; }
+  unsigned char *e = w->sec[w->nsec++];
+  cpd_put32(e, type);
+  cpd_put32(e + 4, 0);
+  cpd_put64(e + 8, start);
+  cpd_put64(e + 16, w->off - start);
+}
+
+/* ---- sections ------------------------------------------------------------ */
+
+static void write_process(struct writer *w)
+{
+  uint64_t s = sec_begin(w);
+  w_u64(w, os_process_id());
+  w_u64(w, os_parent_process_id());
+  w_u64(w, cp_g.start_ns);
+  w_u64(w, os_realtime_ns());
+  w_u32(w, CAPPROF_OS_WIN ? CPD_OS_WINDOWS : CPD_OS_LINUX);
+  w_u32(w, CAPPROF_ARCH_X86_64 ? CPD_ARCH_X86_64 : CAPPROF_ARCH_I386 ? CPD_ARCH_I386
+                                                                     : CPD_ARCH_OTHER);
+  w_cstr(w, cp_g.exe);
+  w_str(w, cp_g.cmdline ? cp_g.cmdline : "", cp_g.cmdline_len);
+  sec_end(w, CPD_SEC_PROCESS, s);
+}
+
+static void write_clock(struct writer *w)
+{
+  uint64_t s = sec_begin(w), ticks, ns;
+  clock_span(&ticks, &ns);
+  w_u32(w, cp_g.clock_source);
+  w_u32(w, 0);
+  w_u64(w, ticks);
+  w_u64(w, ns);
+  w_u64(w, cp_g.timer_overhead);
+  w_u64(w, cp_g.probe_inner_mt);
+  w_u64(w, cp_g.probe_outer_mt);
+  sec_end(w, CPD_SEC_CLOCK, s);
+}
+
+struct module_ctx { struct writer *w; uint32_t count; };
+
+static int write_module(const struct cp_module *m, void *ctx)
+{
+  struct module_ctx *c = ctx;
+  struct writer *w = c->w;
+  w_u64(w, m->base);
+  w_u64(w, m->size);
+  w_u32(w, m->id_kind);
+  w_str(w, (const char *)m->id, m->id_len);
+  w_cstr(w, m->path);
+  w_cstr(w, m->debug_path);
+  c->count++;
+  return 0;
+}
+
+static void write_modules(struct writer *w)
+{
+  uint64_t s = sec_begin(w);
+  struct module_ctx c = { w, 0 };
+  w_u32(w, 0);                              /* count, patched below */
+  os_modules(write_module, &c);
+  sec_end(w, CPD_SEC_MODULES, s);
+  w_flush(w);
+  unsigned char b[4];
+  cpd_put32(b, c.count);
+  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
+}
+
+/* Copy one thread's nodes, charge its open calls up to end, and write them.
+** Returns the number of nodes written; *open gets the open-call count. */
+static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int stale,
+                                   uint32_t *open)
+{
+  uint32_t n = stale ? CP_FIRST_NODE : t->nnodes;
+  size_t bytes = (size_t)n * sizeof(struct cp_node);
+  bytes = (bytes + os_page_size() - 1) / os_page_size() * os_page_size();
+  struct cp_node *copy = os_reserve(bytes);
+  *open = 0;
+  if (!copy || os_commit(copy, bytes) != 0) {
+    if (copy) os_release(copy, bytes);
+    w->err = CAPPROF_ENOMEM;
+    return 0;
+  }
+  memcpy(copy, t->nodes, (size_t)n * sizeof(struct cp_node));
+  for (uint32_t i = 0; i < n; i++) copy[i].hot = 0;   /* reused as flags */
+  if (stale) {
+    for (uint32_t i = 0; i < n; i++) {
+      copy[i].calls = copy[i].incl = copy[i].max = 0;
+      copy[i].min = UINT64_MAX;
+    }
+  } else {
+    uint64_t end = t->end_ns ? t->end_ticks : cp_now();
+    struct cp_frame *top = t->top;
+    if (top < t->frames || top >= t->commit_end) top = t->frames;
+    for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
+      if (f->node >= n || f->start > end) continue;
+      calltree_charge(&copy[f->node], end - f->start);
+      copy[f->node].hot = CPD_NODE_OPEN;
+      (*open)++;
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    unsigned char r[CPD_NODE_SIZE];
+    cpd_put64(r, copy[i].key);
+    cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : copy[i].parent);
+    cpd_put32(r + 12, copy[i].hot);
+    cpd_put64(r + 16, copy[i].calls);
+    cpd_put64(r + 24, copy[i].incl);
+    cpd_put64(r + 32, copy[i].min == UINT64_MAX ? 0 : copy[i].min);
+    cpd_put64(r + 40, copy[i].max);
+    w_bytes(w, r, sizeof r);
+  }
+  os_release(copy, bytes);
+  return n;
+}
+
+struct thread_row { uint64_t first; uint32_t count, open; };
+
+static void write_threads(struct writer *w)
+{
+  uint32_t gen = cp_g.gate >> 1, nthreads = 0;
+  struct cp_thread *t;
+  for (t = cp_g.threads; t; t = t->next) nthreads++;
+  size_t rbytes = (nthreads + 1) * sizeof(struct thread_row);
+  rbytes = (rbytes + os_page_size() - 1) / os_page_size() * os_page_size();
+  struct thread_row *rows = os_reserve(rbytes);
+  if (!rows || os_commit(rows, rbytes) != 0) {
+    w->err = CAPPROF_ENOMEM;
+    return;
+  }
+
+  /* NODES first: the thread records point into it. */
+  uint64_t s = sec_begin(w), first = 0;
+  uint32_t i = 0;
+  for (t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
+    int stale = t->generation != gen;
+    rows[i].first = first;
+    rows[i].count = (stale && t->end_ns) ? 0 : write_thread_nodes(w, t, stale, &rows[i].open);
+    first += rows[i].count;
+  }
+  sec_end(w, CPD_SEC_NODES, s);
+
+  s = sec_begin(w);
+  uint32_t written = 0;
+  for (i = 0; i < nthreads; i++) written += rows[i].count != 0;
+  w_u32(w, written);
+  i = 0;
+  for (t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
+    if (!rows[i].count) continue;
+    const struct cp_node *ov = &t->nodes[CP_NODE_OVERFLOW], *sk = &t->nodes[CP_NODE_SINK];
+    char name[sizeof t->name];
+    memcpy(name, t->name, sizeof name);
+    name[sizeof name - 1] = '\0';
+    if (!name[0] && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
+    w_u64(w, t->tid);
+    w_u64(w, t->start_ns);
+    w_u64(w, t->end_ns);
+    w_u64(w, ov->calls + sk->calls + t->lost_frames);
+    w_u64(w, rows[i].first);
+    w_u32(w, rows[i].count);
+    w_u32(w, rows[i].open);
+    w_cstr(w, name);
+  }
+  sec_end(w, CPD_SEC_THREADS, s);
+  os_release(rows, rbytes);
+}
+
+static int write_all(os_file f)
+{
+  struct writer *w = &W;
+  w->f = f;
+  w->off = 0;
+  w->err = 0;
+  w->n = 0;
+  w->nsec = 0;
+  unsigned char h[CPD_HEADER_SIZE];
+  memset(h, 0, sizeof h);
+  w_bytes(w, h, sizeof h);                  /* placeholder */
+  write_process(w);
+  write_clock(w);
+  write_modules(w);
+  write_threads(w);
+  uint64_t table = w->off;
+  for (int i = 0; i < w->nsec; i++) w_bytes(w, w->sec[i], CPD_SECTION_SIZE);
+  w_flush(w);
+  if (w->err) return w->err;
+
+  memcpy(h + CPD_H_MAGIC, CPD_MAGIC, CPD_MAGIC_LEN);
+  cpd_put16(h + CPD_H_VERSION, CPD_VERSION);
+  cpd_put16(h + CPD_H_VERSION + 2, CPD_VERSION_MINOR);
+  cpd_put32(h + CPD_H_HEADER_SIZE, CPD_HEADER_SIZE);
+  cpd_put32(h + CPD_H_NSECTIONS, (uint32_t)w->nsec);
+  cpd_put32(h + CPD_H_FLAGS, CPD_F_COMPLETE);
+  cpd_put64(h + CPD_H_TABLE_OFF, table);
+  cpd_put64(h + CPD_H_FILE_SIZE, w->off);
+  cpd_put32(h + CPD_H_PTR_SIZE, (uint32_t)sizeof(void *));
+  return os_file_write_at(f, h, sizeof h, 0);
+}
+
+/* ---- file names ---------------------------------------------------------- */
+
+static size_t append(char *buf, size_t at, size_t n, const char *s)
+{
+  while (*s && at + 1 < n) buf[at++] = *s++;
+  if (*s) return n;                         /* did not fit */
+  buf[at] = '\0';
+  return at;
+}
+
+static void u64_text(uint64_t v, char *out)
+{
+  char tmp[24];
+  int i = 0;
+  do { tmp[i++] = (char)('0' + v % 10); v /= 10; } while (v);
+  int j = 0;
+  while (i) out[j++] = tmp[--i];
+  out[j] = '\0';
+}
+
+static int expand(const char *pattern, char *buf, size_t n)
+{
+  size_t at = 0;
+  char num[24], when[32];
+  buf[0] = '\0';
+  for (const char *p = pattern; *p && at < n; p++) {
+    char one[2] = { *p, '\0' };
+    const char *piece = one;
+    if (*p == '%' && p[1]) {
+      switch (*++p) {
+      case 'p': u64_text(os_process_id(), num); piece = num; break;
+      case 'n': piece = cp_g.progname[0] ? cp_g.progname : "program"; break;
+      case 't': os_format_time(cp_g.start_ns, when, sizeof when); piece = when; break;
+      case '%': piece = "%"; break;
+      default: one[0] = '%'; p--; break;     /* unknown: keep the '%' */
+      }
+    }
+    at = append(buf, at, n, piece);
+  }
+  return at < n ? 0 : CAPPROF_EINVAL;
+}
+
+int dump_expand_pattern(const char *pattern, char *buf, size_t n)
+{
+  if (expand(pattern, buf, n) != 0) return CAPPROF_EINVAL;
+  size_t len = strlen(buf);
+  if (len == 0) return CAPPROF_EINVAL;
+  if (buf[len - 1] == '/' || buf[len - 1] == '\\' || os_is_directory(buf)) {
+    char name[600];
+    if (expand("%n.%p.capprof", name, sizeof name) != 0) return CAPPROF_EINVAL;
+    if (buf[len - 1] != '/' && buf[len - 1] != '\\') len = append(buf, len, n, "/");
+    if (len >= n || append(buf, len, n, name) >= n) return CAPPROF_EINVAL;
+  }
+  return 0;
+}
+
+/* "dir/a.capprof" with k=2 gives "dir/a.2.capprof"; without the suffix, "name.2". */
+static int numbered(const char *path, unsigned k, char *out, size_t n)
+{
+  size_t len = strlen(path), stem = len;
+  static const char sfx[] = ".capprof";
+  if (len >= sizeof sfx - 1 && strcmp(path + len - (sizeof sfx - 1), sfx) == 0)
+    stem = len - (sizeof sfx - 1);
+  char num[24];
+  u64_text(k, num);
+  if (stem + 1 + strlen(num) + (len - stem) + 1 > n) return CAPPROF_EINVAL;
+  memcpy(out, path, stem);
+  out[stem] = '.';
+  strcpy(out + stem + 1, num);
+  strcat(out, path + stem);
+  return 0;
+}
+
+static void copy_out(char *out, size_t outsize, const char *s)
+{
+  if (!out || !outsize) return;
+  size_t n = strlen(s);
+  if (n >= outsize) n = outsize - 1;
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
+int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
+{
+  char final[1100], tmp[1200], name[1200];
+  int rc;
+  if (explicit_path) {
+    if (strlen(path) >= sizeof final) return CAPPROF_EINVAL;
+    strcpy(final, path);
+  } else if ((rc = dump_expand_pattern(path, final, sizeof final)) != 0) {
+    copy_out(out, outsize, path);
+    return rc;
+  }
+  copy_out(out, outsize, final);
+
+  os_file f;
+  unsigned k = 0;
+  do {                                      /* a temporary name nobody holds */
+    char num[24];
+    u64_text(os_process_id() * 1000u + k, num);
+    strcpy(tmp, final);
+    strcat(tmp, ".tmp");
+    strcat(tmp, num);
+    rc = os_file_create(tmp, &f);
+  } while (rc == CAPPROF_EEXIST && ++k < 1000);
+  if (rc) return rc;
+  rc = write_all(f);
+  int rc2 = os_file_close(f);
+  if (!rc) rc = rc2;
+  if (rc) {
+    os_file_remove(tmp);
+    return rc;
+  }
+
+  rc = os_file_publish(tmp, final);
+  for (k = 1; rc == CAPPROF_EEXIST && !explicit_path && k < 1000; k++) {
+    if (numbered(final, k, name, sizeof name) != 0) break;
+    rc = os_file_publish(tmp, name);
+    if (rc == 0) copy_out(out, outsize, name);
+  }
+  if (rc) os_file_remove(tmp);
+  return rc;
+}

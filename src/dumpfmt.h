@@ -1,0 +1,78 @@
+/*
+** dumpfmt.h -- the on-disk layout of a capprof dump, shared by the runtime's
+** writer and the reader library. docs/dump-format.md is the prose version of
+** this file; keep them in step. All fields are fixed-width little-endian.
+*/
+#ifndef CAPPROF_DUMPFMT_H
+#define CAPPROF_DUMPFMT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define CPD_MAGIC          "CAPPROF\0"
+#define CPD_MAGIC_LEN      8
+#define CPD_VERSION        1u     /* major: a reader refuses other majors */
+#define CPD_VERSION_MINOR  0u     /* minor: additions a v1 reader may skip */
+#define CPD_HEADER_SIZE    64u
+#define CPD_SECTION_SIZE   24u    /* one entry of the section table */
+#define CPD_NODE_SIZE      48u    /* one call-tree node record */
+
+/* File header, offsets in bytes. */
+#define CPD_H_MAGIC        0      /* char[8] */
+#define CPD_H_VERSION      8      /* u16 major, u16 minor */
+#define CPD_H_HEADER_SIZE  12     /* u32 */
+#define CPD_H_NSECTIONS    16     /* u32 */
+#define CPD_H_FLAGS        20     /* u32, CPD_F_* */
+#define CPD_H_TABLE_OFF    24     /* u64 offset of the section table */
+#define CPD_H_FILE_SIZE    32     /* u64 total size; a shorter file is truncated */
+#define CPD_H_PTR_SIZE     40     /* u32 pointer size of the profiled process */
+
+#define CPD_F_COMPLETE     1u     /* the writer finished the file */
+
+/* Section types. Unknown types are skipped by readers. */
+enum cpd_section_type {
+  CPD_SEC_PROCESS = 1,
+  CPD_SEC_CLOCK   = 2,
+  CPD_SEC_MODULES = 3,
+  CPD_SEC_THREADS = 4,
+  CPD_SEC_NODES   = 5,
+  CPD_SEC_STRINGS = 6     /* names of zones (keys with CPD_KEY_ZONE) */
+};
+
+enum cpd_os   { CPD_OS_UNKNOWN = 0, CPD_OS_LINUX = 1, CPD_OS_WINDOWS = 2 };
+enum cpd_arch { CPD_ARCH_OTHER = 0, CPD_ARCH_X86_64 = 1, CPD_ARCH_I386 = 2,
+                CPD_ARCH_AARCH64 = 3 };
+enum cpd_clock { CPD_CLOCK_TSC = 1, CPD_CLOCK_MONOTONIC = 2, CPD_CLOCK_QPC = 3 };
+enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
+                 CPD_MODID_PDB70 = 2 /* 16-byte GUID then u32 age */ };
+
+/* Node keys. A key below 2^56 is a code address (the function's entry on
+** GCC/Clang hooks, a return address inside the function on MSVC /Gh). Keys
+** with the top byte 0xFF are synthetic nodes. */
+#define CPD_KEY_SPECIAL    UINT64_C(0xFF00000000000000)
+#define CPD_KEY_ROOT       UINT64_C(0xFFFFFFFFFFFFFFFF)  /* node 0 of each thread */
+#define CPD_KEY_OVERFLOW   UINT64_C(0xFF01000000000000)  /* paths past the node cap */
+#define CPD_KEY_SINK       UINT64_C(0xFF02000000000000)  /* calls nested in overflow */
+#define CPD_KEY_ZONE       UINT64_C(0xFF10000000000000)  /* | string index */
+#define CPD_KEY_IS_SPECIAL(k) (((k) & CPD_KEY_SPECIAL) == CPD_KEY_SPECIAL)
+#define CPD_KEY_IS_ZONE(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_ZONE)
+#define CPD_NO_PARENT      UINT32_C(0xFFFFFFFF)
+
+/* Node flags. */
+#define CPD_NODE_OPEN      1u     /* some calls were still running at dump time */
+
+/* Little-endian accessors; correct on any host byte order. */
+static inline void cpd_put16(unsigned char *p, uint16_t v)
+{ p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static inline void cpd_put32(unsigned char *p, uint32_t v)
+{ for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static inline void cpd_put64(unsigned char *p, uint64_t v)
+{ for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
+static inline uint16_t cpd_get16(const unsigned char *p)
+{ return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t cpd_get32(const unsigned char *p)
+{ uint32_t v = 0; for (int i = 3; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+static inline uint64_t cpd_get64(const unsigned char *p)
+{ uint64_t v = 0; for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }
+
+#endif /* CAPPROF_DUMPFMT_H */

@@ -1,0 +1,291 @@
+/*
+** internal.h -- private interface of the capprof runtime: the per-thread call
+** tree, the shadow stack, the global state, the hot path shared by every
+** platform's hooks, and the OS layer each backend (src/posix, src/win)
+** implements once with the same signatures.
+*/
+#ifndef CAPPROF_INTERNAL_H
+#define CAPPROF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform.h"
+#include "dumpfmt.h"
+#include "capprof/capprof.h"
+
+#if CAPPROF_ARCH_X86
+#  if defined(_MSC_VER) && !defined(__clang__)
+#    include <intrin.h>
+#  else
+#    include <x86intrin.h>
+#  endif
+#endif
+
+/* ---- call tree ---------------------------------------------------------- */
+
+/* One unique call path of one thread. 48 bytes; see docs/runtime.md.
+** Exclusive time is not stored: it is inclusive minus the children's
+** inclusive, derived by the reader. Times are in clock ticks. */
+struct cp_node {
+  uint64_t key;      /* code address or CPD_KEY_* synthetic key */
+  uint32_t parent;   /* index of the caller's node; CPD_NO_PARENT for node 0 */
+  uint32_t hot;      /* child found last from here: one-entry lookup cache */
+  uint64_t calls;    /* completed calls */
+  uint64_t incl;     /* inclusive ticks over completed calls */
+  uint64_t min;      /* shortest call, ticks (UINT64_MAX before any call) */
+  uint64_t max;      /* longest call, ticks */
+};
+
+/* One live call on the shadow stack. sp orders frames: a frame whose sp is
+** below the current stack pointer belongs to a call that was abandoned by
+** longjmp, an exception or cancellation, and is popped. */
+struct cp_frame {
+  uint32_t node;     /* node charged when the call returns */
+  uint32_t pad_;
+  uintptr_t sp;      /* caller's stack pointer at the hook */
+  uint64_t start;    /* clock ticks at entry */
+};
+
+#define CP_NODE_ROOT     0u
+#define CP_NODE_OVERFLOW 1u
+#define CP_NODE_SINK     2u
+#define CP_FIRST_NODE    3u
+
+/* Everything one thread records. Only its own thread writes it, except the
+** dump, which reads it (racily, field by field) from another thread. The
+** first cache line holds what the hooks touch. */
+struct cp_thread {
+  struct cp_frame *top;       /* innermost live frame; frames[0] is a sentinel */
+  struct cp_frame *commit_end;/* first frame past committed stack memory */
+  struct cp_node *nodes;      /* node array; never moves (reserved up front) */
+  uint32_t gate;              /* value of cp_g.gate this thread is in sync with */
+  uint32_t busy;              /* in a slow path: nested hooks are ignored */
+  uint32_t *table;            /* (parent, key) -> node, open addressing */
+  uint32_t mask;              /* table size - 1 */
+  volatile uint32_t nnodes;   /* nodes in use; published after a node is set */
+
+  uint32_t cap;               /* node cap; past it calls go to the overflow node */
+  size_t nodes_bytes;         /* reserved size of nodes */
+  uint32_t table_used;        /* occupied table slots */
+  size_t nodes_committed;     /* nodes backed by committed memory */
+  struct cp_frame *frames;    /* base of the shadow stack (the sentinel) */
+  struct cp_frame *frames_end;/* end of the reserved stack */
+  size_t table_bytes;         /* reserved size of table */
+  uint64_t tid;               /* OS thread id */
+  uint64_t start_ns;          /* realtime at thread start */
+  volatile uint64_t end_ns;   /* realtime at thread end, 0 while it runs */
+  uint64_t end_ticks;         /* clock at thread end */
+  uint64_t lost_frames;       /* calls not recorded: stack could not grow */
+  uint32_t generation;        /* reset generation the tree belongs to */
+  int dead;                   /* the OS thread no longer exists (after fork) */
+  struct cp_thread *next;     /* registry list, under os_lock */
+  char name[64];              /* thread name, NUL-terminated */
+};
+
+/* Process-wide state. The hooks read only the first cache line. */
+struct cp_global {
+  volatile uint32_t gate;     /* generation << 1 | paused bit */
+  int use_tsc;                /* clock is rdtsc, else os_ticks() */
+  int initialized;            /* cp_init finished */
+  int disabled;               /* CAPPROF_DISABLE: never record, never dump */
+  int finished;               /* final dump written: hooks stay off */
+  uint32_t node_cap;          /* per-thread node cap */
+  char pad_[64 - 6 * 4];
+
+  uint64_t start_ns;          /* realtime at start (or fork) */
+  uint64_t start_ticks;       /* clock at start, paired with start_mono */
+  uint64_t start_mono;        /* CLOCK_MONOTONIC-like ns at start */
+  uint64_t timer_overhead;    /* min ticks between two back-to-back reads */
+  uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
+  uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
+  uint32_t clock_source;      /* CPD_CLOCK_* */
+  struct cp_thread *threads;  /* registry of every thread's state, os_lock */
+  char output[1024];          /* dump path pattern */
+  char exe[1024];             /* executable path */
+  char progname[256];         /* base name of the executable */
+  char *cmdline;              /* NUL-separated arguments, os-allocated */
+  size_t cmdline_len;
+};
+
+extern struct cp_global cp_g CP_HIDDEN;
+
+#define CP_GATE_PAUSED 1u
+
+/* ---- clock ---------------------------------------------------------------*/
+
+uint64_t os_ticks(void) CP_HIDDEN;          /* fallback clock, ns or QPC units */
+
+#if CAPPROF_ARCH_X86
+CP_INLINE uint64_t cp_now(void)
+{
+  return CP_LIKELY(cp_g.use_tsc) ? (uint64_t)__rdtsc() : os_ticks();
+}
+#else
+CP_INLINE uint64_t cp_now(void) { return os_ticks(); }
+#endif
+
+int clock_tsc_usable(void) CP_HIDDEN;       /* invariant TSC present */
+void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
+void clock_calibrate_probe(void) CP_HIDDEN; /* fills cp_g.probe_*_mt */
+/* ticks and ns spanned since start, measured now; for the dump's clock section */
+void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
+
+/* ---- thread trees (calltree.c) ----------------------------------------- */
+
+struct cp_thread *calltree_new(uint32_t node_cap) CP_HIDDEN;
+void calltree_free(struct cp_thread *t) CP_HIDDEN;
+/* Slow paths of the hooks; each returns the new top frame or NULL. */
+uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key) CP_HIDDEN;
+struct cp_frame *calltree_grow(struct cp_thread *t) CP_HIDDEN;
+struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, int inclusive,
+                                 uint64_t now) CP_HIDDEN;
+void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                            uint64_t now) CP_HIDDEN;
+/* Rebuild the tree empty but for the path of the open frames, whose start
+** times become now. Used by reset and in a fork child. */
+void calltree_rebase(struct cp_thread *t, uint64_t now) CP_HIDDEN;
+/* Charge one finished call to a node. */
+CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
+{
+  n->calls++;
+  n->incl += d;
+  if (d < n->min) n->min = d;
+  if (d > n->max) n->max = d;
+}
+
+/* ---- runtime (runtime.c) ----------------------------------------------- */
+
+/* The calling thread's state, created on first use; NULL when recording is
+** impossible (disabled, out of memory, finished). Called from hooks. */
+struct cp_thread *runtime_thread_slow(void) CP_HIDDEN;
+/* Bring t in line with cp_g.gate; returns 1 if the hook must do nothing. */
+int runtime_sync(struct cp_thread *t) CP_HIDDEN;
+void runtime_init(void) CP_HIDDEN;
+void runtime_atexit(void) CP_HIDDEN;
+void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;
+void runtime_fork_prepare(void) CP_HIDDEN;
+void runtime_fork_parent(void) CP_HIDDEN;
+void runtime_fork_child(void) CP_HIDDEN;
+
+/* ---- dump writer (dump_write.c) ---------------------------------------- */
+
+int dump_write(const char *path, int explicit_path, char *out, size_t outsize) CP_HIDDEN;
+/* Expand the output pattern into buf; returns 0 or CAPPROF_EINVAL. */
+int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
+
+/* ---- OS layer: src/posix/os.c and src/win/os.c ------------------------- */
+
+/* Address space and memory. os_reserve gives size bytes of address space
+** (page-aligned) or NULL; os_commit makes a range of it usable and zeroed
+** (0 or CAPPROF_ENOMEM); os_release returns it. */
+void *os_reserve(size_t size) CP_HIDDEN;
+int os_commit(void *addr, size_t size) CP_HIDDEN;
+void os_release(void *addr, size_t size) CP_HIDDEN;
+size_t os_page_size(void) CP_HIDDEN;
+
+/* The calling thread's state pointer (thread-local) and its registration for
+** a callback at thread exit (runtime_thread_exit). */
+struct cp_thread *os_get_thread(void) CP_HIDDEN;
+void os_set_thread(struct cp_thread *t) CP_HIDDEN;
+int os_thread_register(struct cp_thread *t) CP_HIDDEN;
+
+uint64_t os_thread_id(void) CP_HIDDEN;
+uint64_t os_process_id(void) CP_HIDDEN;
+uint64_t os_parent_process_id(void) CP_HIDDEN;
+uint64_t os_realtime_ns(void) CP_HIDDEN;
+uint64_t os_monotonic_ns(void) CP_HIDDEN;
+uint32_t os_ticks_source(void) CP_HIDDEN;   /* CPD_CLOCK_* of os_ticks() */
+/* Copy the OS's name of thread tid (if any) into buf; 0 or negative. */
+int os_thread_name(uint64_t tid, char *buf, size_t n) CP_HIDDEN;
+
+/* The one runtime lock (thread registry, dumps). */
+void os_lock(void) CP_HIDDEN;
+void os_unlock(void) CP_HIDDEN;
+
+/* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
+** handlers. Called once from runtime_init. */
+void os_process_init(void) CP_HIDDEN;
+
+const char *os_getenv(const char *name) CP_HIDDEN;
+
+/* errno (and GetLastError on Windows) saved around slow paths. */
+typedef struct { int err; unsigned long winerr; } os_errsave;
+os_errsave os_save_errors(void) CP_HIDDEN;
+void os_restore_errors(os_errsave s) CP_HIDDEN;
+
+/* Loaded modules, for the dump's module map. */
+struct cp_module {
+  const char *path;
+  uint64_t base, size;
+  uint32_t id_kind;          /* CPD_MODID_* */
+  uint32_t id_len;
+  const unsigned char *id;
+  const char *debug_path;    /* PDB path on Windows, else NULL */
+};
+typedef int (*os_module_fn)(const struct cp_module *m, void *ctx);
+int os_modules(os_module_fn fn, void *ctx) CP_HIDDEN;
+
+/* Files. os_file_create creates path exclusively (fails if it exists);
+** os_file_publish gives tmp the name path without replacing an existing file,
+** and removes tmp (CAPPROF_EEXIST if path exists). */
+typedef intptr_t os_file;
+int os_file_create(const char *path, os_file *f) CP_HIDDEN;
+int os_file_write(os_file f, const void *buf, size_t n) CP_HIDDEN;
+int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off) CP_HIDDEN;
+int os_file_close(os_file f) CP_HIDDEN;
+int os_file_publish(const char *tmp, const char *path) CP_HIDDEN;
+void os_file_remove(const char *path) CP_HIDDEN;
+int os_is_directory(const char *path) CP_HIDDEN;
+/* Local time of a realtime ns value as YYYYmmdd-HHMMSS. */
+void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;
+/* One line on stderr, outside hooks only (dump time). */
+void os_report(const char *msg) CP_HIDDEN;
+
+/* ---- the hot path ------------------------------------------------------ */
+
+/* Entry of an instrumented call. Cost when the callee was called from the
+** same caller before: one clock read, ~6 loads and 4 stores, 4 predictable
+** branches; no lock, no allocation, no shared write. */
+CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
+{
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f->sp <= sp)) {            /* frames above us are dead */
+    f = calltree_unwind(t, sp, 1, cp_now());
+  }
+  if (CP_UNLIKELY(f + 1 >= t->commit_end)) {
+    if (!(f = calltree_grow(t))) return;
+  }
+  struct cp_node *parent = &t->nodes[f->node];
+  uint32_t c = parent->hot;
+  if (CP_UNLIKELY(t->nodes[c].key != key)) {
+    c = calltree_lookup(t, f->node, key);
+    if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
+  }
+  f[1].node = c;
+  f[1].sp = sp;
+  f[1].start = cp_now();
+  t->top = f + 1;
+}
+
+/* Exit of an instrumented call. check_key: the exit hook knows the same key
+** the entry hook had (GCC/Clang hooks); MSVC's _pexit does not. Cost: one
+** clock read, ~5 loads and 6 stores, 4-5 predictable branches. */
+CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                           int check_key)
+{
+  uint64_t now = cp_now();
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f->sp < sp)) {             /* popped by longjmp/exception */
+    f = calltree_unwind(t, sp, 0, now);
+  }
+  struct cp_node *n = &t->nodes[f->node];
+  if (CP_UNLIKELY(check_key ? n->key != key : f == t->frames)) {
+    calltree_exit_mismatch(t, key, sp, now);
+    return;
+  }
+  calltree_charge(n, now - f->start);
+  t->top = f - 1;
+}
+
+#endif /* CAPPROF_INTERNAL_H */

@@ -1,0 +1,49 @@
+/*
+** platform.h -- turns compiler and OS detection into CAPPROF_OS_* and
+** CAPPROF_ARCH_* (always 0 or 1), and the few attributes the runtime needs.
+** This is the only header that looks at predefined platform macros.
+*/
+#ifndef CAPPROF_PLATFORM_H
+#define CAPPROF_PLATFORM_H
+
+#if defined(_WIN32)
+#  define CAPPROF_OS_WIN 1
+#  define CAPPROF_OS_POSIX 0
+#else
+#  define CAPPROF_OS_WIN 0
+#  define CAPPROF_OS_POSIX 1
+#endif
+
+#if defined(__x86_64__) || defined(_M_X64)
+#  define CAPPROF_ARCH_X86_64 1
+#else
+#  define CAPPROF_ARCH_X86_64 0
+#endif
+#if defined(__i386__) || defined(_M_IX86)
+#  define CAPPROF_ARCH_I386 1
+#else
+#  define CAPPROF_ARCH_I386 0
+#endif
+#define CAPPROF_ARCH_X86 (CAPPROF_ARCH_X86_64 || CAPPROF_ARCH_I386)
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define CP_LIKELY(x)    __builtin_expect(!!(x), 1)
+#  define CP_UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#  define CP_INLINE       static inline __attribute__((always_inline))
+#  define CP_NOINLINE     __attribute__((noinline))
+#  define CP_NOINSTR      __attribute__((no_instrument_function))
+#  define CP_HIDDEN       __attribute__((visibility("hidden")))
+#  define CP_ALIGNED(n)   __attribute__((aligned(n)))
+#  define CP_BARRIER()    __asm__ __volatile__("" ::: "memory")
+#else /* MSVC */
+#  define CP_LIKELY(x)    (x)
+#  define CP_UNLIKELY(x)  (x)
+#  define CP_INLINE       static __forceinline
+#  define CP_NOINLINE     __declspec(noinline)
+#  define CP_NOINSTR
+#  define CP_HIDDEN
+#  define CP_ALIGNED(n)   __declspec(align(n))
+#  define CP_BARRIER()    _ReadWriteBarrier()
+#endif
+
+#endif /* CAPPROF_PLATFORM_H */

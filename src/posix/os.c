@@ -1,0 +1,297 @@
+/*
+** os.c (POSIX) -- the OS layer on Linux: memory reservations, the thread
+** state pointer and thread-exit callback, clocks, ids and names, the module
+** map from dl_iterate_phdr, files, and process start-up, exit and fork.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+__thread struct cp_thread *posix_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t runtime_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+
+/* ---- memory ---------------------------------------------------------------- */
+
+void *os_reserve(size_t size)
+{
+  void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+int os_commit(void *addr, size_t size)
+{
+  return mprotect(addr, size, PROT_READ | PROT_WRITE) == 0 ? 0 : CAPPROF_ENOMEM;
+}
+
+void os_release(void *addr, size_t size)
+{
+  if (addr) munmap(addr, size);
+}
+
+size_t os_page_size(void)
+{
+  static size_t page;
+  if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+  return page;
+}
+
+/* ---- threads ----------------------------------------------------------------- */
+
+struct cp_thread *os_get_thread(void) { return posix_tls; }
+void os_set_thread(struct cp_thread *t) { posix_tls = t; }
+
+static void thread_exit_cb(void *p)
+{
+  runtime_thread_exit(p);
+}
+
+int os_thread_register(struct cp_thread *t)
+{
+  return pthread_setspecific(exit_key, t) == 0 ? 0 : CAPPROF_ENOMEM;
+}
+
+uint64_t os_thread_id(void) { return (uint64_t)syscall(SYS_gettid); }
+uint64_t os_process_id(void) { return (uint64_t)getpid(); }
+uint64_t os_parent_process_id(void) { return (uint64_t)getppid(); }
+
+int os_thread_name(uint64_t tid, char *buf, size_t n)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return CAPPROF_ENOENT;
+  ssize_t k = read(fd, buf, n - 1);
+  close(fd);
+  if (k <= 0) return CAPPROF_EIO;
+  while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == '\0')) k--;
+  buf[k] = '\0';
+  return 0;
+}
+
+void os_lock(void) { pthread_mutex_lock(&runtime_lock); }
+void os_unlock(void) { pthread_mutex_unlock(&runtime_lock); }
+
+/* ---- clocks ------------------------------------------------------------------ */
+
+static uint64_t read_clock(clockid_t id)
+{
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t os_ticks(void) { return read_clock(CLOCK_MONOTONIC); }
+uint32_t os_ticks_source(void) { return CPD_CLOCK_MONOTONIC; }
+uint64_t os_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
+uint64_t os_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
+
+void os_format_time(uint64_t realtime_ns, char *buf, size_t n)
+{
+  time_t s = (time_t)(realtime_ns / 1000000000u);
+  struct tm tm;
+  localtime_r(&s, &tm);
+  if (!strftime(buf, n, "%Y%m%d-%H%M%S", &tm) && n) buf[0] = '\0';
+}
+
+/* ---- errors, environment ----------------------------------------------------- */
+
+os_errsave os_save_errors(void)
+{
+  os_errsave s = { errno, 0 };
+  return s;
+}
+
+void os_restore_errors(os_errsave s) { errno = s.err; }
+
+const char *os_getenv(const char *name) { return getenv(name); }
+
+void os_report(const char *msg)
+{
+  size_t n = strlen(msg);
+  ssize_t rc = write(2, msg, n);
+  rc = write(2, "\n", 1);
+  (void)rc;
+}
+
+/* ---- process --------------------------------------------------------------- */
+
+static void read_cmdline(void)
+{
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  size_t cap = 64 * 1024;
+  char *buf = os_reserve(cap);
+  if (buf && os_commit(buf, cap) == 0) {
+    size_t len = 0;
+    ssize_t k;
+    while (len < cap && (k = read(fd, buf + len, cap - len)) > 0) len += (size_t)k;
+    while (len && buf[len - 1] == '\0') len--;        /* keep inner NULs only */
+    cp_g.cmdline = buf;
+    cp_g.cmdline_len = len;
+  }
+  close(fd);
+}
+
+void os_process_init(void)
+{
+  ssize_t n = readlink("/proc/self/exe", cp_g.exe, sizeof cp_g.exe - 1);
+  cp_g.exe[n > 0 ? n : 0] = '\0';
+  const char *base = strrchr(cp_g.exe, '/');
+  base = base ? base + 1 : cp_g.exe;
+  size_t len = strlen(base);
+  if (len >= sizeof cp_g.progname) len = sizeof cp_g.progname - 1;
+  memcpy(cp_g.progname, base, len);
+  cp_g.progname[len] = '\0';
+  read_cmdline();
+  pthread_key_create(&exit_key, thread_exit_cb);
+  pthread_atfork(runtime_fork_prepare, runtime_fork_parent, runtime_fork_child);
+}
+
+/* ---- modules ----------------------------------------------------------------- */
+
+struct phdr_ctx { os_module_fn fn; void *ctx; };
+
+static void find_build_id(struct dl_phdr_info *info, struct cp_module *m)
+{
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+    const unsigned char *end = p + ph->p_memsz;
+    while (p + 12 <= end) {
+      uint32_t namesz, descsz, type;
+      memcpy(&namesz, p, 4);
+      memcpy(&descsz, p + 4, 4);
+      memcpy(&type, p + 8, 4);
+      const unsigned char *name = p + 12;
+      const unsigned char *desc = name + ((namesz + 3) & ~3u);
+      const unsigned char *next = desc + ((descsz + 3) & ~3u);
+      if (next > end || next < p) break;
+      if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+        m->id_kind = CPD_MODID_GNU_BUILD_ID;
+        m->id_len = descsz;
+        m->id = desc;
+        return;
+      }
+      p = next;
+    }
+  }
+}
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  struct phdr_ctx *c = data;
+  struct cp_module m = { 0 };
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    if (ph->p_vaddr < lo) lo = ph->p_vaddr;
+    if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
+  }
+  if (lo == UINT64_MAX) return 0;
+  /* base is the load bias: an address minus base is the ELF virtual address.
+  ** size covers the mapped segments from the bias. */
+  m.base = info->dlpi_addr;
+  m.size = hi;
+  m.path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
+  find_build_id(info, &m);
+  return c->fn(&m, c->ctx);
+}
+
+int os_modules(os_module_fn fn, void *ctx)
+{
+  struct phdr_ctx c = { fn, ctx };
+  return dl_iterate_phdr(phdr_cb, &c);
+}
+
+/* ---- files -------------------------------------------------------------------- */
+
+static int map_errno(int e)
+{
+  switch (e) {
+  case EEXIST: return CAPPROF_EEXIST;
+  case ENOENT: case ENOTDIR: return CAPPROF_ENOENT;
+  case ENOMEM: return CAPPROF_ENOMEM;
+  case EINVAL: case ENAMETOOLONG: return CAPPROF_EINVAL;
+  default: return CAPPROF_EIO;
+  }
+}
+
+int os_file_create(const char *path, os_file *f)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return map_errno(errno);
+  *f = fd;
+  return 0;
+}
+
+int os_file_write(os_file f, const void *buf, size_t n)
+{
+  const char *p = buf;
+  while (n) {
+    ssize_t k = write((int)f, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return map_errno(errno);
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off)
+{
+  const char *p = buf;
+  while (n) {
+    ssize_t k = pwrite((int)f, p, n, (off_t)off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return map_errno(errno);
+    p += k;
+    n -= (size_t)k;
+    off += (uint64_t)k;
+  }
+  return 0;
+}
+
+int os_file_close(os_file f)
+{
+  return close((int)f) == 0 ? 0 : map_errno(errno);
+}
+
+/* link() refuses to replace an existing name, atomically. File systems
+** without hard links fall back to a check and rename (a small window). */
+int os_file_publish(const char *tmp, const char *path)
+{
+  if (link(tmp, path) == 0) {
+    unlink(tmp);
+    return 0;
+  }
+  int e = errno;
+  if (e == EEXIST) return CAPPROF_EEXIST;
+  if (e != EPERM && e != ENOTSUP && e != EXDEV) return map_errno(e);
+  if (access(path, F_OK) == 0) return CAPPROF_EEXIST;
+  return rename(tmp, path) == 0 ? 0 : map_errno(errno);
+}
+
+void os_file_remove(const char *path) { unlink(path); }
+
+int os_is_directory(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}

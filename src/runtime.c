@@ -1,0 +1,290 @@
+/*
+** runtime.c -- process-wide state of the runtime: start-up and calibration,
+** the registry of thread trees, the public control API, thread exit, fork,
+** and the final dump at process exit. Platform details go through os_*.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct cp_global cp_g CP_ALIGNED(64);
+
+/* Installed as the thread state while a thread's state is being made, and for
+** good when recording is impossible: its gate never matches, so the hooks go
+** to runtime_sync, which tells them to do nothing. */
+static struct cp_thread busy_thread = { .gate = 0xFFFFFFFFu };
+
+#define DEFAULT_NODE_CAP (UINT32_C(1) << 22)
+#define DEFAULT_PATTERN  "%n.%p.capprof"
+
+const char *capprof_strerror(int err)
+{
+  switch (err) {
+#define CAPPROF_ERR_TEXT_(name, value, text) case value: return text;
+    CAPPROF_ERRNO_MAP(CAPPROF_ERR_TEXT_)
+#undef CAPPROF_ERR_TEXT_
+  }
+  return "unknown error";
+}
+
+static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
+{
+  const char *s = os_getenv(name);
+  if (!s || !*s) return dflt;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || v < lo || v > hi) return dflt;
+  return (uint32_t)v;
+}
+
+static int env_true(const char *name)
+{
+  const char *s = os_getenv(name);
+  return s && *s && strcmp(s, "0") != 0;
+}
+
+static void set_pattern(const char *pattern)
+{
+  const char *p = pattern && *pattern ? pattern : DEFAULT_PATTERN;
+  size_t n = strlen(p);
+  if (n >= sizeof cp_g.output) n = sizeof cp_g.output - 1;
+  memcpy(cp_g.output, p, n);
+  cp_g.output[n] = '\0';
+}
+
+/* Pair a clock reading with the monotonic clock as tightly as possible. */
+static void mark_start(void)
+{
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 5; i++) {
+    uint64_t a = cp_now(), m = os_monotonic_ns(), b = cp_now();
+    if (b - a < best) {
+      best = b - a;
+      cp_g.start_ticks = a + (b - a) / 2;
+      cp_g.start_mono = m;
+    }
+  }
+  cp_g.start_ns = os_realtime_ns();
+}
+
+void runtime_init(void)
+{
+  os_errsave e = os_save_errors();
+  os_lock();
+  if (cp_g.initialized) {
+    os_unlock();
+    os_restore_errors(e);
+    return;
+  }
+  cp_g.disabled = env_true("CAPPROF_DISABLE");
+  cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
+  set_pattern(os_getenv("CAPPROF_OUTPUT"));
+  const char *clk = os_getenv("CAPPROF_CLOCK");
+  cp_g.use_tsc = clock_tsc_usable() && !(clk && strcmp(clk, "os") == 0);
+  cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
+  os_process_init();
+  mark_start();
+  if (cp_g.disabled) cp_g.gate = CP_GATE_PAUSED;
+  cp_g.initialized = 1;
+  os_unlock();
+  if (!cp_g.disabled) {
+    clock_calibrate_timer();
+    clock_calibrate_probe();
+  }
+  os_restore_errors(e);
+}
+
+struct cp_thread *runtime_thread_slow(void)
+{
+  struct cp_thread *t = os_get_thread();
+  if (t) return t;                       /* set meanwhile */
+  os_errsave e = os_save_errors();
+  os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
+  if (!cp_g.initialized) runtime_init();
+  t = NULL;
+  if (!cp_g.disabled && !cp_g.finished) t = calltree_new(cp_g.node_cap);
+  if (t) {
+    t->tid = os_thread_id();
+    t->start_ns = os_realtime_ns();
+    os_thread_name(t->tid, t->name, sizeof t->name);
+    os_lock();
+    t->gate = cp_g.gate & ~CP_GATE_PAUSED;
+    t->generation = t->gate >> 1;
+    t->next = cp_g.threads;
+    cp_g.threads = t;
+    os_unlock();
+    os_thread_register(t);
+    os_set_thread(t);
+  }
+  os_restore_errors(e);
+  return t ? t : &busy_thread;
+}
+
+int runtime_sync(struct cp_thread *t)
+{
+  uint32_t g = cp_g.gate;
+  if (t == &busy_thread || t->gate == 0xFFFFFFFFu) return 1;
+  if (g & CP_GATE_PAUSED) return 1;
+  if ((g >> 1) != t->generation) {       /* capprof_reset happened */
+    t->generation = g >> 1;
+    calltree_rebase(t, cp_now());
+  }
+  t->gate = g;
+  return 0;
+}
+
+void runtime_thread_exit(struct cp_thread *t)
+{
+  if (!t || t == &busy_thread) return;
+  t->end_ticks = cp_now();
+  if (!t->name[0]) os_thread_name(t->tid, t->name, sizeof t->name);
+  t->end_ns = os_realtime_ns();
+}
+
+/* ---- fork -------------------------------------------------------------- */
+
+void runtime_fork_prepare(void) { os_lock(); }
+void runtime_fork_parent(void)  { os_unlock(); }
+
+/* In the child only the forking thread exists: drop every other tree, and
+** start this one afresh, keeping the path of the calls still open. */
+void runtime_fork_child(void)
+{
+  struct cp_thread *self = os_get_thread(), *t = cp_g.threads, *next;
+  cp_g.threads = NULL;
+  for (; t; t = next) {
+    next = t->next;
+    if (t == self) {
+      t->next = NULL;
+      cp_g.threads = t;
+    } else {
+      calltree_free(t);
+    }
+  }
+  cp_g.start_ns = os_realtime_ns();
+  if (self && self != &busy_thread) {
+    self->tid = os_thread_id();
+    self->start_ns = cp_g.start_ns;
+    self->lost_frames = 0;
+    calltree_rebase(self, cp_now());
+  }
+  os_unlock();                 /* runtime_fork_prepare took it in this thread */
+}
+
+/* ---- control API ------------------------------------------------------- */
+
+static int ensure_init(void)
+{
+  if (!cp_g.initialized) runtime_init();
+  return cp_g.disabled ? CAPPROF_EDISABLED : 0;
+}
+
+int capprof_pause(void)
+{
+  int rc = ensure_init();
+  if (rc) return rc;
+  os_lock();
+  if (!cp_g.finished) cp_g.gate |= CP_GATE_PAUSED;
+  os_unlock();
+  return 0;
+}
+
+int capprof_resume(void)
+{
+  int rc = ensure_init();
+  if (rc) return rc;
+  os_lock();
+  if (!cp_g.finished) cp_g.gate &= ~CP_GATE_PAUSED;
+  os_unlock();
+  return 0;
+}
+
+int capprof_is_active(void)
+{
+  if (!cp_g.initialized) runtime_init();
+  return !cp_g.disabled && !cp_g.finished && !(cp_g.gate & CP_GATE_PAUSED);
+}
+
+/* Live threads rebuild their trees at their next hook (runtime_sync). Trees
+** of threads that ended are left alone (a late hook may still touch them) and
+** omitted from dumps: their generation is stale. */
+int capprof_reset(void)
+{
+  int rc = ensure_init();
+  if (rc) return rc;
+  os_lock();
+  cp_g.gate += 2;
+  os_unlock();
+  /* The caller's own tree is rebuilt at once, so that what it does next
+  ** counts even if it makes no further instrumented call first. */
+  struct cp_thread *self = os_get_thread();
+  if (self && self != &busy_thread && self->gate != 0xFFFFFFFFu) runtime_sync(self);
+  return 0;
+}
+
+int capprof_dump(const char *path, char *out, size_t outsize)
+{
+  int rc = ensure_init();
+  if (rc) return rc;
+  os_errsave e = os_save_errors();
+  os_lock();
+  rc = dump_write(path ? path : cp_g.output, path != NULL, out, outsize);
+  os_unlock();
+  os_restore_errors(e);
+  return rc;
+}
+
+int capprof_set_output(const char *pattern)
+{
+  if (pattern && strlen(pattern) >= sizeof cp_g.output) return CAPPROF_EINVAL;
+  if (!cp_g.initialized) runtime_init();
+  os_lock();
+  set_pattern(pattern);
+  os_unlock();
+  return 0;
+}
+
+int capprof_set_thread_name(const char *name)
+{
+  if (!name) return CAPPROF_EINVAL;
+  struct cp_thread *t = os_get_thread();
+  if (!t) t = runtime_thread_slow();
+  if (t == &busy_thread) return cp_g.disabled ? CAPPROF_EDISABLED : CAPPROF_ENOMEM;
+  size_t n = strlen(name);
+  if (n >= sizeof t->name) n = sizeof t->name - 1;
+  memcpy(t->name, name, n);
+  t->name[n] = '\0';
+  return 0;
+}
+
+/* Process exit: stop every hook for good, then write the final dump. A
+** failure is reported once on stderr; the program's exit is not disturbed. */
+void runtime_atexit(void)
+{
+  if (!cp_g.initialized || cp_g.disabled) return;
+  os_errsave e = os_save_errors();
+  os_lock();
+  if (!cp_g.finished) {
+    cp_g.finished = 1;
+    cp_g.gate |= CP_GATE_PAUSED;
+    char path[1100];
+    int rc = dump_write(cp_g.output, 0, path, sizeof path);
+    if (rc != 0) {
+      char msg[1300];
+      size_t n = strlen(path);
+      memcpy(msg, "capprof: cannot write dump ", 27);
+      memcpy(msg + 27, path, n);
+      msg[27 + n] = '\0';
+      strcat(msg, ": ");
+      strcat(msg, capprof_strerror(rc));
+      os_report(msg);
+    } else if (env_true("CAPPROF_VERBOSE")) {
+      char msg[1200] = "capprof: wrote ";
+      strncat(msg, path, sizeof msg - 20);
+      os_report(msg);
+    }
+  }
+  os_unlock();
+  os_restore_errors(e);
+}

@@ -1,0 +1,49 @@
+/*
+** capprof.c -- the capprof command: dispatches to one subcommand per file
+** (cmd_*.c), in the style of git and uftrace.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+  { "info", cmd_info, "header, calibration, modules and threads of a dump" },
+  { "tree", cmd_tree, "the call tree of each thread (CAP view)" },
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: capprof <command> [options] DUMP...\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
+             "Programs are profiled by building them with -finstrument-functions\n"
+             "(or /Gh /GH) and linking libcapprof; see docs/.\n");
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("capprof %d.%d\n", CAPPROF_VERSION_MAJOR, CAPPROF_VERSION_MINOR);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  tool_error("unknown command '%s' (see 'capprof --help')", argv[1]);
+  return 2;
+}

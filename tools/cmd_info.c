@@ -1,0 +1,109 @@
+/*
+** cmd_info.c -- 'capprof info DUMP...': what a dump holds: process, clock
+** and overhead calibration, modules, threads and node counts.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const char *clock_name(uint32_t c)
+{
+  switch (c) {
+  case CPD_CLOCK_TSC: return "rdtsc (invariant TSC)";
+  case CPD_CLOCK_MONOTONIC: return "clock_gettime(CLOCK_MONOTONIC)";
+  case CPD_CLOCK_QPC: return "QueryPerformanceCounter";
+  default: return "unknown";
+  }
+}
+
+static const char *os_name(uint32_t os)
+{
+  return os == CPD_OS_LINUX ? "Linux" : os == CPD_OS_WINDOWS ? "Windows" : "unknown";
+}
+
+static const char *arch_name(uint32_t a)
+{
+  return a == CPD_ARCH_X86_64 ? "x86-64" : a == CPD_ARCH_I386 ? "x86"
+       : a == CPD_ARCH_AARCH64 ? "aarch64" : "other";
+}
+
+static void print_id(const struct cpd_module *m)
+{
+  if (m->id_kind == CPD_MODID_GNU_BUILD_ID) {
+    printf("build-id ");
+    for (uint32_t i = 0; i < m->id_len; i++) printf("%02x", m->id[i]);
+  } else if (m->id_kind == CPD_MODID_PDB70 && m->id_len == 20) {
+    printf("pdb ");
+    for (int i = 0; i < 16; i++) printf("%02X", m->id[i]);
+    printf(" age %u", cpd_get32(m->id + 16));
+  } else {
+    printf("no id");
+  }
+}
+
+static void info_one(const struct cpd_dump *d)
+{
+  char a[64], b[64];
+  printf("dump:        %s (format %u.%u)\n", d->path, d->version, d->minor);
+  printf("process:     pid %" PRIu64 ", parent %" PRIu64 ", %s %s, %u-bit\n", d->pid, d->ppid,
+         os_name(d->os), arch_name(d->arch), d->ptr_size * 8);
+  printf("executable:  %s\n", d->exe);
+  printf("command:    ");
+  for (size_t i = 0, start = 1; i < d->cmdline_len; i++) {
+    if (start) putchar(' ');
+    start = d->cmdline[i] == '\0';
+    if (!start) putchar(d->cmdline[i]);
+  }
+  putchar('\n');
+  printf("duration:    %s\n", fmt_ns((double)(d->dump_ns - d->start_ns), a, sizeof a));
+  double ghz = (double)d->calib_ticks / (double)d->calib_ns;
+  printf("clock:       %s, %.6f ticks/ns (measured over %s)\n", clock_name(d->clock_source),
+         ghz, fmt_ns((double)d->calib_ns, a, sizeof a));
+  printf("timer read:  %s (minimum of 2000 back-to-back reads)\n",
+         fmt_ns(cpd_ticks_to_ns(d, (double)d->timer_overhead), a, sizeof a));
+  printf("probe:       %s per call in its own time, %s in its caller's time\n",
+         fmt_ns(cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0), a, sizeof a),
+         fmt_ns(cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0), b, sizeof b));
+  printf("modules:     %u\n", d->nmodules);
+  for (uint32_t i = 0; i < d->nmodules; i++) {
+    const struct cpd_module *m = &d->modules[i];
+    printf("  %#018" PRIx64 " %10" PRIu64 "  %s  ", m->base, m->size, m->path);
+    print_id(m);
+    putchar('\n');
+  }
+  uint64_t nodes = 0;
+  for (uint32_t i = 0; i < d->nthreads; i++) nodes += d->threads[i].node_count;
+  printf("threads:     %u, %" PRIu64 " nodes\n", d->nthreads, nodes);
+  for (uint32_t i = 0; i < d->nthreads; i++) {
+    const struct cpd_thread *t = &d->threads[i];
+    uint64_t calls = 0;
+    for (uint32_t k = 1; k < t->node_count; k++) calls += t->nodes[k].calls;
+    printf("  tid %-8" PRIu64 " %-16s %8u nodes %14s calls  %s", t->tid,
+           t->name[0] ? t->name : "-", t->node_count, fmt_count(calls, a, sizeof a),
+           t->end_ns ? "ended" : "running at dump");
+    if (t->open_calls) printf(", %u calls open", t->open_calls);
+    if (t->lost_calls) printf(", %" PRIu64 " calls lost past the node cap", t->lost_calls);
+    putchar('\n');
+  }
+}
+
+int cmd_info(int argc, char **argv)
+{
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf("usage: capprof info DUMP...\n");
+    return 0;
+  }
+  if (argc < 2) return tool_error("info: no dump given (usage: capprof info DUMP...)");
+  int status = 0;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-') return tool_error("info: unknown option '%s'", argv[i]);
+    struct cpd_dump *d = tool_load(argv[i]);
+    if (!d) { status = 1; continue; }
+    if (i > 1) putchar('\n');
+    info_one(d);
+    cpd_free(d);
+  }
+  return status;
+}

@@ -1,0 +1,342 @@
+/*
+** dumpread.c -- parses and validates a capprof dump (see dumpfmt.h). Every
+** read goes through a bounds-checked cursor; every count is checked against
+** the bytes that must hold it before anything is allocated for it.
+*/
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumpread.h"
+
+#define MAX_SECTIONS 64
+
+struct cursor {
+  const unsigned char *p, *end;
+  int bad;                         /* set when a read ran past end */
+};
+
+static uint32_t c_u32(struct cursor *c)
+{
+  if (c->bad || (size_t)(c->end - c->p) < 4) { c->bad = 1; return 0; }
+  uint32_t v = cpd_get32(c->p);
+  c->p += 4;
+  return v;
+}
+
+static uint64_t c_u64(struct cursor *c)
+{
+  if (c->bad || (size_t)(c->end - c->p) < 8) { c->bad = 1; return 0; }
+  uint64_t v = cpd_get64(c->p);
+  c->p += 8;
+  return v;
+}
+
+/* A u32 length then bytes; returns a NUL-terminated copy (may hold NULs). */
+static char *c_str(struct cursor *c, size_t *len_out)
+{
+  uint32_t len = c_u32(c);
+  if (c->bad || (size_t)(c->end - c->p) < len) { c->bad = 1; return NULL; }
+  char *s = malloc((size_t)len + 1);
+  if (!s) { c->bad = 2; return NULL; }
+  memcpy(s, c->p, len);
+  s[len] = '\0';
+  c->p += len;
+  if (len_out) *len_out = len;
+  return s;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+void cpd_free(struct cpd_dump *d)
+{
+  if (!d) return;
+  for (uint32_t i = 0; d->modules && i < d->nmodules; i++) {
+    free(d->modules[i].id);
+    free(d->modules[i].path);
+    free(d->modules[i].debug_path);
+  }
+  for (uint32_t i = 0; d->threads && i < d->nthreads; i++) {
+    free(d->threads[i].name);
+    free(d->threads[i].nodes);
+  }
+  for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
+  free(d->strings);
+  free(d->modules);
+  free(d->threads);
+  free(d->exe);
+  free(d->cmdline);
+  free(d->path);
+  free(d);
+}
+
+struct section { uint32_t type; uint64_t off, size; };
+
+static int parse_process(struct cpd_dump *d, struct cursor *c)
+{
+  d->pid = c_u64(c);
+  d->ppid = c_u64(c);
+  d->start_ns = c_u64(c);
+  d->dump_ns = c_u64(c);
+  d->os = c_u32(c);
+  d->arch = c_u32(c);
+  d->exe = c_str(c, NULL);
+  d->cmdline = c_str(c, &d->cmdline_len);
+  return c->bad;
+}
+
+static int parse_clock(struct cpd_dump *d, struct cursor *c)
+{
+  d->clock_source = c_u32(c);
+  (void)c_u32(c);
+  d->calib_ticks = c_u64(c);
+  d->calib_ns = c_u64(c);
+  d->timer_overhead = c_u64(c);
+  d->probe_inner_mt = c_u64(c);
+  d->probe_outer_mt = c_u64(c);
+  return c->bad;
+}
+
+#define MODULE_MIN 32u             /* a module record with empty strings */
+
+static int parse_modules(struct cpd_dump *d, struct cursor *c)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * MODULE_MIN > (uint64_t)(c->end - c->p)) return 1;
+  d->modules = calloc(n ? n : 1, sizeof *d->modules);
+  if (!d->modules) return 2;
+  for (uint32_t i = 0; i < n && !c->bad; i++) {
+    struct cpd_module *m = &d->modules[i];
+    d->nmodules = i + 1;
+    m->base = c_u64(c);
+    m->size = c_u64(c);
+    m->id_kind = c_u32(c);
+    size_t idlen = 0;
+    m->id = (unsigned char *)c_str(c, &idlen);
+    m->id_len = (uint32_t)idlen;
+    m->path = c_str(c, NULL);
+    m->debug_path = c_str(c, NULL);
+  }
+  return c->bad;
+}
+
+static int parse_strings(struct cpd_dump *d, struct cursor *c)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * 4 > (uint64_t)(c->end - c->p)) return 1;
+  d->strings = calloc(n ? n : 1, sizeof *d->strings);
+  if (!d->strings) return 2;
+  for (uint32_t i = 0; i < n && !c->bad; i++) {
+    d->nstrings = i + 1;
+    d->strings[i] = c_str(c, NULL);
+  }
+  return c->bad;
+}
+
+#define THREAD_MIN 52u
+
+static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct section *nodes,
+                         const unsigned char *data, char *err, size_t errlen)
+{
+  uint64_t total = nodes->size / CPD_NODE_SIZE;
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * THREAD_MIN > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "thread count %u does not fit its section", n);
+  d->threads = calloc(n ? n : 1, sizeof *d->threads);
+  if (!d->threads) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    struct cpd_thread *t = &d->threads[i];
+    d->nthreads = i + 1;
+    t->tid = c_u64(c);
+    t->start_ns = c_u64(c);
+    t->end_ns = c_u64(c);
+    t->lost_calls = c_u64(c);
+    uint64_t first = c_u64(c);
+    t->node_count = c_u32(c);
+    t->open_calls = c_u32(c);
+    t->name = c_str(c, NULL);
+    if (c->bad == 2) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    if (c->bad) return fail(err, errlen, CAPPROF_ETRUNC, "thread %u record is cut short", i);
+    if (t->node_count == 0 || first > total || t->node_count > total - first)
+      return fail(err, errlen, CAPPROF_ECORRUPT,
+                  "thread %u: nodes %llu+%u outside the %llu nodes present", i,
+                  (unsigned long long)first, t->node_count, (unsigned long long)total);
+    t->nodes = malloc((size_t)t->node_count * sizeof *t->nodes);
+    if (!t->nodes) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    const unsigned char *r = data + nodes->off + first * CPD_NODE_SIZE;
+    for (uint32_t k = 0; k < t->node_count; k++, r += CPD_NODE_SIZE) {
+      struct cpd_node *nd = &t->nodes[k];
+      nd->key = cpd_get64(r);
+      nd->parent = cpd_get32(r + 8);
+      nd->flags = cpd_get32(r + 12);
+      nd->calls = cpd_get64(r + 16);
+      nd->incl = cpd_get64(r + 24);
+      nd->min = cpd_get64(r + 32);
+      nd->max = cpd_get64(r + 40);
+      if (k == 0 ? (nd->parent != CPD_NO_PARENT || nd->key != CPD_KEY_ROOT)
+                 : nd->parent >= k)
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: bad parent %u", i, k, nd->parent);
+      if (CPD_KEY_IS_ZONE(nd->key) && (nd->key & 0xFFFFFFFFu) >= d->nstrings)
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: zone name %u not in the string table", i, k,
+                    (unsigned)(nd->key & 0xFFFFFFFFu));
+    }
+  }
+  return 0;
+}
+
+int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
+              char *err, size_t errlen)
+{
+  *out = NULL;
+  if (size < CPD_MAGIC_LEN || memcmp(data, CPD_MAGIC, CPD_MAGIC_LEN) != 0)
+    return fail(err, errlen, CAPPROF_EFORMAT, "not a capprof dump (bad magic)");
+  if (size < CPD_HEADER_SIZE)
+    return fail(err, errlen, CAPPROF_ETRUNC, "dump is truncated (%zu bytes, header needs %u)",
+                size, CPD_HEADER_SIZE);
+  unsigned version = cpd_get16(data + CPD_H_VERSION);
+  if (version != CPD_VERSION)
+    return fail(err, errlen, CAPPROF_EVERSION, "dump format version %u (this capprof reads %u)",
+                version, CPD_VERSION);
+  uint32_t hsize = cpd_get32(data + CPD_H_HEADER_SIZE);
+  uint32_t nsec = cpd_get32(data + CPD_H_NSECTIONS);
+  uint32_t flags = cpd_get32(data + CPD_H_FLAGS);
+  uint64_t table = cpd_get64(data + CPD_H_TABLE_OFF);
+  uint64_t fsize = cpd_get64(data + CPD_H_FILE_SIZE);
+  if (!(flags & CPD_F_COMPLETE))
+    return fail(err, errlen, CAPPROF_ETRUNC, "dump is incomplete (the writer did not finish)");
+  if (fsize > size)
+    return fail(err, errlen, CAPPROF_ETRUNC, "dump is truncated (%zu of %llu bytes)", size,
+                (unsigned long long)fsize);
+  if (fsize < size)
+    return fail(err, errlen, CAPPROF_ECORRUPT, "dump has %llu unexpected trailing bytes",
+                (unsigned long long)(size - fsize));
+  if (hsize < CPD_HEADER_SIZE || hsize > size || nsec > MAX_SECTIONS || table < hsize ||
+      table > size || (size - table) / CPD_SECTION_SIZE < nsec)
+    return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
+
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_STRINGS + 1] = { 0 };
+  for (uint32_t i = 0; i < nsec; i++) {
+    const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
+    sec[i].type = cpd_get32(e);
+    sec[i].off = cpd_get64(e + 8);
+    sec[i].size = cpd_get64(e + 16);
+    if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_STRINGS) {
+      if (want[sec[i].type])
+        return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
+      want[sec[i].type] = &sec[i];
+    }
+  }
+  static const char *const names[] = { "", "process", "clock", "modules", "threads", "nodes" };
+  for (int ty = CPD_SEC_PROCESS; ty <= CPD_SEC_NODES; ty++)
+    if (!want[ty])
+      return fail(err, errlen, CAPPROF_ECORRUPT, "the %s section is missing", names[ty]);
+  if (want[CPD_SEC_NODES]->size % CPD_NODE_SIZE)
+    return fail(err, errlen, CAPPROF_ECORRUPT, "nodes section is not a whole number of nodes");
+
+  struct cpd_dump *d = calloc(1, sizeof *d);
+  if (!d) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  d->version = version;
+  d->minor = cpd_get16(data + CPD_H_VERSION + 2);
+  d->ptr_size = cpd_get32(data + CPD_H_PTR_SIZE);
+  int rc = 0;
+  struct cursor c;
+#define SECTION_CURSOR(ty) \
+  (c.p = data + want[ty]->off, c.end = c.p + want[ty]->size, c.bad = 0, &c)
+
+  if (parse_process(d, SECTION_CURSOR(CPD_SEC_PROCESS)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "process section is corrupt");
+  else if (parse_clock(d, SECTION_CURSOR(CPD_SEC_CLOCK)) || !d->calib_ticks || !d->calib_ns)
+    rc = fail(err, errlen, CAPPROF_ECORRUPT, "clock section is corrupt");
+  else if (parse_modules(d, SECTION_CURSOR(CPD_SEC_MODULES)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "module section is corrupt");
+  else if (want[CPD_SEC_STRINGS] && parse_strings(d, SECTION_CURSOR(CPD_SEC_STRINGS)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "string section is corrupt");
+  else
+    rc = parse_threads(d, SECTION_CURSOR(CPD_SEC_THREADS), want[CPD_SEC_NODES], data, err,
+                       errlen);
+#undef SECTION_CURSOR
+  if (rc) {
+    cpd_free(d);
+    return rc;
+  }
+  d->path = calloc(1, 1);
+  if (!d->path) {
+    cpd_free(d);
+    return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  }
+  *out = d;
+  return 0;
+}
+
+int cpd_load(const char *path, struct cpd_dump **out, char *err, size_t errlen)
+{
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return fail(err, errlen, errno == ENOENT ? CAPPROF_ENOENT : CAPPROF_EIO, "%s",
+                strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  unsigned char *buf = malloc(cap);
+  int rc = 0;
+  while (buf) {
+    size_t k = fread(buf + len, 1, cap - len, f);
+    len += k;
+    if (k == 0) break;
+    if (len == cap) {
+      unsigned char *nb = realloc(buf, cap * 2);
+      if (!nb) { free(buf); buf = NULL; break; }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  if (!buf) rc = fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  else if (ferror(f)) rc = fail(err, errlen, CAPPROF_EIO, "read error");
+  fclose(f);
+  if (!rc) rc = cpd_parse(buf, len, out, err, errlen);
+  free(buf);
+  if (!rc) {
+    free((*out)->path);
+    (*out)->path = strdup(path);
+    if (!(*out)->path) {
+      cpd_free(*out);
+      *out = NULL;
+      rc = fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    }
+  }
+  return rc;
+}
+
+double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks)
+{
+  return ticks * (double)d->calib_ns / (double)d->calib_ticks;
+}
+
+int cpd_find_module(const struct cpd_dump *d, uint64_t addr)
+{
+  int best = -1;
+  for (uint32_t i = 0; i < d->nmodules; i++) {
+    const struct cpd_module *m = &d->modules[i];
+    if (addr >= m->base && addr - m->base < m->size &&
+        (best < 0 || m->base > d->modules[best].base))
+      best = (int)i;
+  }
+  return best;
+}

@@ -1,0 +1,80 @@
+/*
+** dumpread.h -- the dump reader library, shared by the capprof tool and the
+** tests. It validates every field it reads: a corrupt, truncated or hostile
+** file gives an error code and a one-line explanation, never a crash, and
+** memory stays proportional to the file's size.
+*/
+#ifndef CAPPROF_DUMPREAD_H
+#define CAPPROF_DUMPREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/dumpfmt.h"
+#include "capprof/capprof.h"
+
+struct cpd_module {
+  uint64_t base;            /* address - base = ELF vaddr / PE RVA */
+  uint64_t size;            /* extent from base */
+  uint32_t id_kind;         /* CPD_MODID_* */
+  uint32_t id_len;
+  unsigned char *id;        /* build-id, or PDB GUID + age */
+  char *path;
+  char *debug_path;         /* PDB path, "" if none */
+};
+
+struct cpd_node {
+  uint64_t key;             /* address, or CPD_KEY_* */
+  uint32_t parent;          /* < own index; CPD_NO_PARENT for node 0 */
+  uint32_t flags;           /* CPD_NODE_* */
+  uint64_t calls, incl, min, max;   /* ticks */
+};
+
+struct cpd_thread {
+  uint64_t tid;
+  uint64_t start_ns, end_ns;        /* realtime; end 0: alive at dump */
+  uint64_t lost_calls;              /* calls past the node cap or depth */
+  uint32_t node_count;              /* >= 1; node 0 is the root */
+  uint32_t open_calls;              /* calls still running at dump time */
+  char *name;
+  struct cpd_node *nodes;
+};
+
+struct cpd_dump {
+  char *path;                       /* file it was loaded from, or "" */
+  unsigned version, minor;
+  uint32_t ptr_size;
+  uint64_t pid, ppid, start_ns, dump_ns;
+  uint32_t os, arch;                /* CPD_OS_*, CPD_ARCH_* */
+  char *exe;
+  char *cmdline;                    /* arguments separated by NUL */
+  size_t cmdline_len;
+  uint32_t clock_source;            /* CPD_CLOCK_* */
+  uint64_t calib_ticks, calib_ns;   /* ticks and ns over the same span */
+  uint64_t timer_overhead;          /* ticks */
+  uint64_t probe_inner_mt;          /* milli-ticks per call, own time */
+  uint64_t probe_outer_mt;          /* milli-ticks per call, caller's time */
+  uint32_t nmodules;
+  struct cpd_module *modules;
+  uint32_t nthreads;
+  struct cpd_thread *threads;
+  uint32_t nstrings;                /* zone names: key CPD_KEY_ZONE | index */
+  char **strings;
+};
+
+/* Parse a dump held in memory. On success *out owns its memory (free with
+** cpd_free) and 0 is returned; otherwise a negative CAPPROF_E* code and, if
+** err != NULL, a one-line explanation. Thread-safe. */
+int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
+              char *err, size_t errlen);
+/* Read and parse a file; as cpd_parse, with CAPPROF_ENOENT/EIO for the file. */
+int cpd_load(const char *path, struct cpd_dump **out, char *err, size_t errlen);
+void cpd_free(struct cpd_dump *d);
+
+/* Convert ticks of this dump's clock to nanoseconds. */
+double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
+
+/* Index of the module containing addr, or -1. */
+int cpd_find_module(const struct cpd_dump *d, uint64_t addr);
+
+#endif /* CAPPROF_DUMPREAD_H */
