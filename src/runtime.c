@@ -81,7 +81,7 @@ void runtime_init(void)
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
   set_pattern(os_getenv("CAPPROF_OUTPUT"));
   const char *clk = os_getenv("CAPPROF_CLOCK");
-  cp_g.use_tsc = clock_tsc_usable() && !(clk && strcmp(clk, "os") == 0);
+  cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init();
   mark_start();
