@@ -68,7 +68,7 @@ echo "every figure: minimum over interleaved repetitions in this run; times are 
 
 # best_of VAR ROUNDS CMD...: minimum best_ns (and floor) over ROUNDS runs,
 # interleaved by the caller one round at a time.
-declare -A best floor_min wall_min rss ov
+declare -A best floor_min floor_ord wall_min rss ov
 run_wl() {   # run_wl TAG CMD... : one run, keep minima under TAG
   local tag=$1; shift
   local t0 t1 out
@@ -77,6 +77,7 @@ run_wl() {   # run_wl TAG CMD... : one run, keep minima under TAG
   t1=$(now_ns)
   best[$tag]=$(fmin "${best[$tag]:-}" "$(kv "$out" best_ns)")
   floor_min[$tag]=$(fmin "${floor_min[$tag]:-}" "$(kv "$out" floor_ns)")
+  floor_ord[$tag]=$(fmin "${floor_ord[$tag]:-}" "$(kv "$out" floor_ordered_ns)")
   wall_min[$tag]=$(fmin "${wall_min[$tag]:-}" $((t1 - t0)))
   rss[$tag]=$(kv "$out" rss_kb)
   calls=$(kv "$out" calls)
@@ -102,12 +103,15 @@ for b in "${builds[@]}"; do
   ncalls=$calls
   fl=$(fmin "$(fmin "${floor_min[$cc.cap]}" "${floor_min[$cc.plain]}")" "${floor_min[$cc.fast]}")
   floor_all=$(fmin "$floor_all" "$fl")
+  flo=$(fmin "$(fmin "${floor_ord[$cc.cap]}" "${floor_ord[$cc.plain]}")" "${floor_ord[$cc.fast]}")
   for v in cap fast so; do
     ov[$v]=$(calc "(${best[$cc.$v]} - ${best[$cc.plain]}) / $ncalls" 2)
   done
   echo "(a) rec depth $D: $ncalls calls x $R reps x $ROUNDS rounds; floor (2 rdtsc) $(calc $fl 2) ns;" \
+       "ordered floor (rdtsc+rdtscp) $(calc $flo 2) ns;" \
        "plain $(calc "${best[$cc.plain]}/$ncalls" 2) ns/call"
   row "(a) overhead/call, $cc static, default clock (rdtsc+rdtscp)" "${ov[cap]} ns = $(calc "${ov[cap]}/$fl") x floor" "<= ${target}x floor" "$(ok "${ov[cap]}/$fl <= $target")"
+  row "    same vs ordered floor (rdtsc+rdtscp, $(calc $flo 2) ns)" "$(calc "${ov[cap]}/$flo") x ordered floor" "-" "-"
   row "(a) overhead/call, $cc static, CAPPROF_CLOCK=tsc-fast" "${ov[fast]} ns = $(calc "${ov[fast]}/$fl") x floor" "<= ${target}x floor" "$(ok "${ov[fast]}/$fl <= $target")"
   row "(a) overhead/call, $cc shared (libcapprof.so via PLT)" "${ov[so]} ns = $(calc "${ov[so]}/$fl") x floor" "-" "-"
 
