@@ -1,0 +1,1 @@
+/* stub */ typedef int dumpwrite;

@@ -1,0 +1,1 @@
+/* stub */ typedef int export_speedscope;
