@@ -96,6 +96,16 @@ static int fhash_grow(struct profile *p)
   return 0;
 }
 
+uint32_t prof_lookup(const struct profile *p, const char *name, const char *module)
+{
+  uint32_t h = (uint32_t)str_hash(name, module) & p->fmask;
+  for (; p->fhash[h] != PROF_NONE; h = (h + 1) & p->fmask) {
+    const struct prof_func *f = &p->funcs[p->fhash[h]];
+    if (!strcmp(f->name, name) && !strcmp(f->module, module)) return p->fhash[h];
+  }
+  return PROF_NONE;
+}
+
 uint32_t prof_intern(struct profile *p, const char *name, const char *module, const char *file,
                      unsigned line)
 {
@@ -261,8 +271,10 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
         free(desc);
         return CAPPROF_ENOMEM;
       }
-      p->funcs[f].synthetic = CPD_KEY_IS_SPECIAL(c->key) && !CPD_KEY_IS_ZONE(c->key) &&
-                              !CPD_KEY_IS_SYMBOL(c->key);
+      struct prof_func *fn = &p->funcs[f];
+      fn->zone = CPD_KEY_IS_ZONE(c->key);
+      fn->synthetic = CPD_KEY_IS_SPECIAL(c->key) && !fn->zone && !CPD_KEY_IS_SYMBOL(c->key);
+      if (fn->synthetic) fn->key = c->key;
     }
     struct prof_node *o = &t->nodes[i];
     o->func = f;

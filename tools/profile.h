@@ -33,6 +33,8 @@ struct prof_func {
   char *file;              /* source file or NULL */
   unsigned line;           /* 0 if unknown */
   int synthetic;           /* root, overflow and sink nodes */
+  int zone;                /* a zone (key CPD_KEY_ZONE), not a function */
+  uint64_t key;            /* the CPD_KEY_* of a synthetic node, else 0 */
   /* Flat totals over every path, thread and dump, filled by prof_flat. The
   ** inclusive times count outermost activations only, so recursion is not
   ** counted twice; exclusive, calls, min and max count every activation. */
@@ -105,6 +107,9 @@ void prof_thread_free(struct prof_thread *t);
 
 /* Recompute the flat per-function totals from all threads of the profile. */
 void prof_flat(struct profile *p);
+
+/* The function index for (name, module), or PROF_NONE if absent. */
+uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
 
 /* The first function whose name equals name, or else contains it; PROF_NONE. */
 uint32_t prof_find_func(const struct profile *p, const char *name);
