@@ -28,6 +28,7 @@
 #define CPD_H_PTR_SIZE     40     /* u32 pointer size of the profiled process */
 
 #define CPD_F_COMPLETE     1u     /* the writer finished the file */
+#define CPD_F_MERGED       2u     /* written by 'capprof merge': symbol keys */
 
 /* Section types. Unknown types are skipped by readers. */
 enum cpd_section_type {
@@ -54,6 +55,9 @@ enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
 #define CPD_KEY_OVERFLOW   UINT64_C(0xFF01000000000000)  /* paths past the node cap */
 #define CPD_KEY_SINK       UINT64_C(0xFF02000000000000)  /* calls nested in overflow */
 #define CPD_KEY_ZONE       UINT64_C(0xFF10000000000000)  /* | string index */
+#define CPD_KEY_SYMBOL     UINT64_C(0xFF20000000000000)  /* merged dumps only:
+                                   | (module index + 1) << 32 | string index */
+#define CPD_KEY_IS_SYMBOL(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_SYMBOL)
 #define CPD_KEY_IS_SPECIAL(k) (((k) & CPD_KEY_SPECIAL) == CPD_KEY_SPECIAL)
 #define CPD_KEY_IS_ZONE(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_ZONE)
 #define CPD_NO_PARENT      UINT32_C(0xFFFFFFFF)

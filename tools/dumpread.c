@@ -192,6 +192,12 @@ static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct sect
         return fail(err, errlen, CAPPROF_ECORRUPT,
                     "thread %u node %u: zone name %u not in the string table", i, k,
                     (unsigned)(nd->key & 0xFFFFFFFFu));
+      if (CPD_KEY_IS_SYMBOL(nd->key) &&
+          ((nd->key & 0xFFFFFFFFu) >= d->nstrings ||
+           ((nd->key >> 32) & 0xFFFFu) > d->nmodules))
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: symbol key %#llx names no string or module", i, k,
+                    (unsigned long long)nd->key);
     }
   }
   return 0;
@@ -253,6 +259,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
   d->version = version;
   d->minor = cpd_get16(data + CPD_H_VERSION + 2);
   d->ptr_size = cpd_get32(data + CPD_H_PTR_SIZE);
+  d->flags = flags;
   int rc = 0;
   struct cursor c;
 #define SECTION_CURSOR(ty) \

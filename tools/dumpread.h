@@ -44,6 +44,7 @@ struct cpd_dump {
   char *path;                       /* file it was loaded from, or "" */
   unsigned version, minor;
   uint32_t ptr_size;
+  uint32_t flags;                   /* CPD_F_* from the header */
   uint64_t pid, ppid, start_ns, dump_ns;
   uint32_t os, arch;                /* CPD_OS_*, CPD_ARCH_* */
   char *exe;
