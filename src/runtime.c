@@ -121,8 +121,9 @@ struct cp_thread *runtime_thread_slow(void)
     os_lock();
     t->gate = cp_g.gate & ~CP_GATE_PAUSED;
     t->generation = t->gate >> 1;
-    t->next = cp_g.threads;
-    cp_g.threads = t;
+    if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
+    *cp_g.threads_tail = t;
+    cp_g.threads_tail = &t->next;
     os_unlock();
     os_thread_register(t);
     os_set_thread(t);
@@ -168,11 +169,13 @@ void runtime_fork_child(void)
 {
   struct cp_thread *self = os_get_thread(), *t = cp_g.threads, *next;
   cp_g.threads = NULL;
+  cp_g.threads_tail = &cp_g.threads;
   for (; t; t = next) {
     next = t->next;
     if (t == self) {
       t->next = NULL;
       cp_g.threads = t;
+      cp_g.threads_tail = &t->next;
     } else {
       calltree_free(t);
     }

@@ -20,6 +20,7 @@ struct elf_module {
   Dwfl *dwfl;
   Dwfl_Module *mod;
   uint64_t delta;          /* added to a run-time address gives a Dwfl address */
+  char *file;              /* the file the symbols come from (malloc'd) */
 };
 
 struct sym_backend {
@@ -50,7 +51,10 @@ void symb_close(struct sym_backend *b)
 {
   if (!b) return;
   for (uint32_t i = 0; i < b->d->nmodules; i++)
+  {
     if (b->mods[i].dwfl) dwfl_end(b->mods[i].dwfl);
+    free(b->mods[i].file);
+  }
   free(b->mods);
   free(b);
 }
@@ -80,6 +84,7 @@ static int try_file(const struct cpd_module *m, const char *file, struct elf_mod
   em->dwfl = dwfl;
   em->mod = mod;
   em->delta = bias - m->base;
+  em->file = strdup(file);
   return 0;
 }
 
@@ -88,6 +93,7 @@ static void open_module(struct sym_backend *b, int i)
   const struct cpd_module *m = &b->d->modules[i];
   struct elf_module *em = &b->mods[i];
   em->state = -1;
+  if (!strchr(m->path, '/')) return;    /* linux-vdso.so.1: in no file */
   int rc = m->path[0] ? try_file(m, m->path, em) : -1;
   if (rc == 0) { em->state = 1; return; }
   int file_errno = errno;
@@ -131,5 +137,25 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
     *file = strdup(src);
     *line = ln > 0 ? (unsigned)ln : 0;
   }
+  return 0;
+}
+
+int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n)
+{
+  struct elf_module *em = &b->mods[m];
+  if (em->state == 0) open_module(b, m);
+  if (em->state != 1) {
+    buf[0] = '\0';
+    return -1;
+  }
+  Dwarf_Addr bias;
+  const char *dbg = NULL;
+  int has_dwarf = dwfl_module_getdwarf(em->mod, &bias) != NULL;
+  if (has_dwarf)
+    dwfl_module_info(em->mod, NULL, NULL, NULL, NULL, NULL, NULL, &dbg);
+  int syms = dwfl_module_getsymtab(em->mod);
+  snprintf(buf, n, "%d symbols from %s%s%s", syms > 0 ? syms : 0, em->file,
+           has_dwarf ? ", lines from " : ", no line info",
+           has_dwarf ? (dbg && dbg[0] ? dbg : em->file) : "");
   return 0;
 }

@@ -3,6 +3,7 @@
 ** library: every address shows as module+0xoffset.
 */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "symbols.h"
 
@@ -13,5 +14,12 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
                 unsigned *line)
 {
   (void)b; (void)m; (void)addr; (void)name; (void)file; (void)line;
+  return -1;
+}
+
+int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n)
+{
+  (void)b; (void)m;
+  snprintf(buf, n, "not symbolized (capprof was built without a symbol reader)");
   return -1;
 }

@@ -40,6 +40,18 @@ void sym_module_problem(const struct cpd_dump *d, int m, const char *why)
 
 int sym_had_problems(void) { return problems != 0; }
 
+const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n)
+{
+  if (s->d->flags & CPD_F_MERGED)
+    snprintf(buf, n, "names are stored in the merged dump");
+  else if (!s->be)
+    snprintf(buf, n, "not symbolized (no symbol reader)");
+  else if (symb_module_info(s->be, m, buf, n) != 0 && !buf[0])
+    snprintf(buf, n, "not symbolized: shown as %s+0xoffset",
+             sym_base_name(s->d->modules[m].path));
+  return buf;
+}
+
 struct symbolizer *sym_open(const struct cpd_dump *d)
 {
   struct symbolizer *s = calloc(1, sizeof *s);

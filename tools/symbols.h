@@ -8,6 +8,7 @@
 #ifndef CAPPROF_SYMBOLS_H
 #define CAPPROF_SYMBOLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dumpread.h"
@@ -30,6 +31,9 @@ void sym_close(struct symbolizer *s);
 ** until sym_close. */
 void sym_lookup(struct symbolizer *s, uint64_t key, struct sym_info *out);
 
+/* How module m of the dump is symbolized, in words, into buf. */
+const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n);
+
 /* Base name of a path (after the last '/' or '\'). */
 const char *sym_base_name(const char *path);
 
@@ -49,6 +53,11 @@ void symb_close(struct sym_backend *b);
 ** back end warns once per module about missing or mismatched files. */
 int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char **file,
                 unsigned *line);
+
+/* Describe how module m is symbolized ("symbols and lines from FILE"), for
+** 'capprof info'. Returns 0 if the module is usable, -1 if not (buf then
+** says why, or is empty when the back end already warned). */
+int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n);
 
 /* Called by a back end, once per module it cannot use: prints one warning
 ** line and makes the tool's exit status 3 (output written, symbols missing). */
