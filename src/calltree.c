@@ -188,6 +188,7 @@ struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now
   struct cp_frame *f = t->top;
   while (f > t->frames && f->sp < sp) {
     calltree_charge(&t->nodes[f->node], now - f->start);
+    zone_popped_open(t, f);
     f--;
   }
   t->top = f;
@@ -214,7 +215,10 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
   for (struct cp_frame *g = f - 1; g > stop; g--) {
     if (t->nodes[g->node].key == key && g->sp >= sp) {
       uint32_t saved = enter_busy(t);
-      for (; f >= g; f--) calltree_charge(&t->nodes[f->node], now - f->start);
+      for (; f >= g; f--) {
+        calltree_charge(&t->nodes[f->node], now - f->start);
+        zone_popped_open(t, f);
+      }
       t->top = g - 1;
       leave_busy(t, saved);
       return;
@@ -232,10 +236,11 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->table_used = 0;
   init_fixed_nodes(t);
   t->lost_frames = 0;
+  zone_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->start;
-    f->node = CPD_KEY_IS_SPECIAL(key) ? CP_NODE_SINK
-                                      : calltree_lookup(t, f[-1].node, key);
+    f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
+                  ? CP_NODE_SINK : calltree_lookup(t, f[-1].node, key);
     f->start = now;
   }
   leave_busy(t, saved);
@@ -287,6 +292,7 @@ fail_t:
 void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
+  zone_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);

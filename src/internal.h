@@ -81,6 +81,7 @@ struct cp_thread {
   uint32_t generation;        /* reset generation the tree belongs to */
   int dead;                   /* the OS thread no longer exists (after fork) */
   struct cp_thread *next;     /* registry list, under os_lock */
+  struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -104,6 +105,7 @@ struct cp_global {
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
   struct cp_thread **threads_tail; /* in creation order; tail's next field */
   char output[1024];          /* dump path pattern */
+  char output_dir[1024];      /* directory for relative patterns, "" if none */
   char exe[1024];             /* executable path */
   char progname[256];         /* base name of the executable */
   char *cmdline;              /* NUL-separated arguments, os-allocated */
@@ -155,6 +157,33 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   if (d > n->max) n->max = d;
 }
 
+/* ---- zones (zone.c) ---------------------------------------------------- */
+
+/* A frame is a zone's when its node's key is a zone key. */
+CP_INLINE int cp_frame_is_zone(const struct cp_thread *t, const struct cp_frame *f)
+{
+  return CPD_KEY_IS_ZONE(t->nodes[f->node].key);
+}
+/* Count one mismatch of kind CPD_ZI_* for zone id in t. Owner thread only. */
+void zone_note(struct cp_thread *t, uint32_t id, unsigned kind) CP_HIDDEN;
+/* A zone frame is being popped without its END (slow paths of calltree.c). */
+CP_INLINE void zone_popped_open(struct cp_thread *t, const struct cp_frame *f)
+{
+  uint64_t key = t->nodes[f->node].key;
+  if (CP_UNLIKELY(CPD_KEY_IS_ZONE(key)))
+    zone_note(t, (uint32_t)(key & 0xFFFFFFFFu), CPD_ZI_LEFT_OPEN);
+}
+/* Forget t's mismatch counts (reset, fork); free its zone state. */
+void zone_thread_reset(struct cp_thread *t) CP_HIDDEN;
+void zone_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* Zone names for the dump: how many are published, and name i. Lock-free;
+** a name's id is published before any node can carry it. */
+uint32_t zone_name_count(void) CP_HIDDEN;
+const char *zone_name(uint32_t id, uint32_t *len) CP_HIDDEN;
+/* Visit t's mismatch counts: fn(ctx, id, counts[CPD_ZI_KINDS]). */
+typedef void (*zone_issue_fn)(void *ctx, uint32_t id, const uint64_t *counts);
+void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx) CP_HIDDEN;
+
 /* ---- runtime (runtime.c) ----------------------------------------------- */
 
 /* The calling thread's state, created on first use; NULL when recording is
@@ -162,6 +191,9 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 struct cp_thread *runtime_thread_slow(void) CP_HIDDEN;
 /* Bring t in line with cp_g.gate; returns 1 if the hook must do nothing. */
 int runtime_sync(struct cp_thread *t) CP_HIDDEN;
+/* 1 when t is a real thread state (not the stand-in used when recording is
+** impossible or being set up). */
+int runtime_thread_real(const struct cp_thread *t) CP_HIDDEN;
 void runtime_init(void) CP_HIDDEN;
 void runtime_atexit(void) CP_HIDDEN;
 void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;

@@ -53,6 +53,15 @@ static void set_pattern(const char *pattern)
   cp_g.output[n] = '\0';
 }
 
+static int set_dir(const char *dir)
+{
+  size_t n = dir ? strlen(dir) : 0;
+  if (n >= sizeof cp_g.output_dir) return CAPPROF_EINVAL;
+  if (n) memcpy(cp_g.output_dir, dir, n);
+  cp_g.output_dir[n] = '\0';
+  return 0;
+}
+
 /* Pair a clock reading with the monotonic clock as tightly as possible. */
 static void mark_start(void)
 {
@@ -80,6 +89,7 @@ void runtime_init(void)
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
   set_pattern(os_getenv("CAPPROF_OUTPUT"));
+  set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
   const char *clk = os_getenv("CAPPROF_CLOCK");
   cp_g.use_tsc = clock_tsc_usable() && !(clk && strcmp(clk, "os") == 0);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
@@ -120,6 +130,11 @@ struct cp_thread *runtime_thread_slow(void)
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
+}
+
+int runtime_thread_real(const struct cp_thread *t)
+{
+  return t && t != &busy_thread;
 }
 
 int runtime_sync(struct cp_thread *t)
@@ -246,6 +261,16 @@ int capprof_set_output(const char *pattern)
   set_pattern(pattern);
   os_unlock();
   return 0;
+}
+
+int capprof_set_output_dir(const char *dir)
+{
+  if (dir && strlen(dir) >= sizeof cp_g.output_dir) return CAPPROF_EINVAL;
+  if (!cp_g.initialized) runtime_init();
+  os_lock();
+  int rc = set_dir(dir);
+  os_unlock();
+  return rc;
 }
 
 int capprof_set_thread_name(const char *name)
