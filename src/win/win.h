@@ -10,7 +10,6 @@
 #  define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
-#include <intrin.h>
 
 #include "../internal.h"
 
@@ -23,11 +22,37 @@ extern volatile DWORD win_tls_index CP_HIDDEN;
 #if CAPPROF_ARCH_X86_64
 #  define WIN_TEB_TLS_SLOTS      0x1480u
 #  define WIN_TEB_TLS_EXPANSION  0x1780u
-#  define WIN_TEB_READ(off)      ((uintptr_t)__readgsqword(off))
 #else
 #  define WIN_TEB_TLS_SLOTS      0xE10u
 #  define WIN_TEB_TLS_EXPANSION  0xF94u
-#  define WIN_TEB_READ(off)      ((uintptr_t)__readfsdword(off))
+#endif
+
+/* One pointer-sized load from the TEB (gs: on x64, fs: on x86): MSVC's
+** intrinsic, or the same instruction in GNU asm for GCC, clang and clang-cl
+** (whose <intrin.h> clashes with MinGW's headers in the compile checks). */
+#if defined(_MSC_VER) && !defined(__clang__)
+#  include <intrin.h>
+#  if CAPPROF_ARCH_X86_64
+#    define WIN_TEB_READ(off) ((uintptr_t)__readgsqword(off))
+#  else
+#    define WIN_TEB_READ(off) ((uintptr_t)__readfsdword(off))
+#  endif
+#elif CAPPROF_ARCH_X86_64
+CP_INLINE uintptr_t win_teb_read(uintptr_t off)
+{
+  uintptr_t v;
+  __asm__("movq %%gs:(%1), %0" : "=r"(v) : "r"(off));
+  return v;
+}
+#  define WIN_TEB_READ(off) win_teb_read(off)
+#else
+CP_INLINE uintptr_t win_teb_read(uintptr_t off)
+{
+  uintptr_t v;
+  __asm__("movl %%fs:(%1), %0" : "=r"(v) : "r"(off));
+  return v;
+}
+#  define WIN_TEB_READ(off) win_teb_read(off)
 #endif
 
 /* The calling thread's state or NULL. One global load, one compare and one
