@@ -39,6 +39,9 @@
 #  endif
 #  define CP_ALIGNED(n)   __attribute__((aligned(n)))
 #  define CP_BARRIER()    __asm__ __volatile__("" ::: "memory")
+/* An address in the calling function's own frame, just below its caller's
+** stack: what the hooks record as a frame's sp. */
+#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_frame_address(0))
 #else /* MSVC */
 #  define CP_LIKELY(x)    (x)
 #  define CP_UNLIKELY(x)  (x)
@@ -48,6 +51,7 @@
 #  define CP_HIDDEN
 #  define CP_ALIGNED(n)   __declspec(align(n))
 #  define CP_BARRIER()    _ReadWriteBarrier()
+#  define CP_FRAME_ADDRESS() ((uintptr_t)_AddressOfReturnAddress())
 #endif
 
 #endif /* CAPPROF_PLATFORM_H */

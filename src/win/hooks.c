@@ -9,20 +9,36 @@
 #include "win.h"
 
 /* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
-** load), one gate load and compare. GetLastError is saved by the caller. */
+** load), one gate load and compare, one more compare of the top frame's sp.
+** GetLastError is saved by the caller.
+**
+** sp here is a function's return-address slot (or its rsp after `sub rsp`),
+** never shared by a function and its callee: /Gh and -pg emit no hooks for
+** inlined bodies. So a frame with the same sp is a sibling that never
+** exited (tail jump, longjmp, exception) and is popped too, where the
+** common rule (cp_hot_enter, made for -finstrument-functions' inlined
+** hooks) pops only frames strictly below. */
 void win_hook_enter(uintptr_t key, uintptr_t sp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_now());
   cp_hot_enter(t, (uint64_t)key, sp);
 }
 
+/* _pexit knows no key: the exit pairs with the innermost frame once dead
+** frames are popped. Zones a function began and left open sit above it with
+** sp = its sp - 1, which a /GH exit with the frame still up (sp = S - N)
+** does not pop: they are popped here, counted as left open, first. */
 void win_hook_exit(uintptr_t sp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f)))
+    calltree_unwind(t, f->sp + 1, cp_now());
   cp_hot_exit(t, 0, sp, 0);
 }
 
