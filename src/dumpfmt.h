@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  0u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  1u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -28,6 +28,7 @@
 #define CPD_H_PTR_SIZE     40     /* u32 pointer size of the profiled process */
 
 #define CPD_F_COMPLETE     1u     /* the writer finished the file */
+#define CPD_F_MERGED       2u     /* written by 'capprof merge': symbol keys */
 
 /* Section types. Unknown types are skipped by readers. */
 enum cpd_section_type {
@@ -36,7 +37,22 @@ enum cpd_section_type {
   CPD_SEC_MODULES = 3,
   CPD_SEC_THREADS = 4,
   CPD_SEC_NODES   = 5,
-  CPD_SEC_STRINGS = 6     /* names of zones (keys with CPD_KEY_ZONE) */
+  CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
+  CPD_SEC_ZONE_ISSUES = 7 /* mismatched zone BEGIN/END, per thread and name */
+};
+
+/* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is
+** u32 thread (index in THREADS), u32 zone (string index), then one u64 per
+** kind; the section starts with u32 record count, u32 kinds per record.
+** A (thread, zone) pair may appear in several records: readers add them. */
+enum cpd_zone_issue_kind {
+  CPD_ZI_END_WITHOUT_BEGIN = 0, /* END naming a zone that was not open */
+  CPD_ZI_END_OUT_OF_ORDER  = 1, /* END closed a zone that was not the innermost */
+  CPD_ZI_LEFT_OPEN         = 2, /* never ended: its function returned, a longjmp
+                                ** or exception left it, or an outer END closed it */
+  CPD_ZI_OPEN_AT_EXIT      = 3, /* still open when its thread or the process ended */
+  CPD_ZI_OPEN_AT_DUMP      = 4, /* still open when a dump was taken mid-run */
+  CPD_ZI_KINDS             = 5
 };
 
 enum cpd_os   { CPD_OS_UNKNOWN = 0, CPD_OS_LINUX = 1, CPD_OS_WINDOWS = 2 };
@@ -54,6 +70,9 @@ enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
 #define CPD_KEY_OVERFLOW   UINT64_C(0xFF01000000000000)  /* paths past the node cap */
 #define CPD_KEY_SINK       UINT64_C(0xFF02000000000000)  /* calls nested in overflow */
 #define CPD_KEY_ZONE       UINT64_C(0xFF10000000000000)  /* | string index */
+#define CPD_KEY_SYMBOL     UINT64_C(0xFF20000000000000)  /* merged dumps only:
+                                   | (module index + 1) << 32 | string index */
+#define CPD_KEY_IS_SYMBOL(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_SYMBOL)
 #define CPD_KEY_IS_SPECIAL(k) (((k) & CPD_KEY_SPECIAL) == CPD_KEY_SPECIAL)
 #define CPD_KEY_IS_ZONE(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_ZONE)
 #define CPD_NO_PARENT      UINT32_C(0xFFFFFFFF)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "symbols.h"
 #include "tool.h"
 
 struct command {
@@ -16,6 +17,12 @@ struct command {
 static const struct command commands[] = {
   { "info", cmd_info, "header, calibration, modules and threads of a dump" },
   { "tree", cmd_tree, "the call tree of each thread (CAP view)" },
+  { "report", cmd_report, "flat profile per function, over threads and dumps" },
+  { "callers", cmd_callers, "who calls a function, with counts and times" },
+  { "callees", cmd_callees, "what a function calls, with counts and times" },
+  { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
+  { "merge", cmd_merge, "combine dumps of several runs into one dump" },
+  { "diff", cmd_diff, "per-function changes between two dumps" },
 };
 
 static void usage(FILE *f)
@@ -42,8 +49,12 @@ int main(int argc, char **argv)
     printf("capprof %d.%d\n", CAPPROF_VERSION_MAJOR, CAPPROF_VERSION_MINOR);
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(argv[1], commands[i].name)) continue;
+    int status = commands[i].run(argc - 1, argv + 1);
+    /* Output was written, but some module was missing or rebuilt. */
+    return status == 0 && sym_had_problems() ? 3 : status;
+  }
   tool_error("unknown command '%s' (see 'capprof --help')", argv[1]);
   return 2;
 }

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "symbols.h"
 #include "tool.h"
+#include "zones.h"
 
 static const char *clock_name(uint32_t c)
 {
@@ -66,13 +68,24 @@ static void info_one(const struct cpd_dump *d)
   printf("probe:       %s per call in its own time, %s in its caller's time\n",
          fmt_ns(cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0), a, sizeof a),
          fmt_ns(cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0), b, sizeof b));
+  printf("             In words: the clock advances %.3f times per nanosecond; every\n"
+         "             instrumented call adds %s to its own measured time and %s to\n"
+         "             its caller's. Reports subtract both (per call and per call\n"
+         "             below, clamped at zero) unless --raw is given.\n",
+         ghz, fmt_ns(cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0), a, sizeof a),
+         fmt_ns(cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0), b, sizeof b));
+  if (d->flags & CPD_F_MERGED)
+    printf("merged:      yes, written by 'capprof merge' (times in ns, names stored)\n");
   printf("modules:     %u\n", d->nmodules);
+  struct symbolizer *sym = sym_open(d);
   for (uint32_t i = 0; i < d->nmodules; i++) {
     const struct cpd_module *m = &d->modules[i];
+    char desc[1024];
     printf("  %#018" PRIx64 " %10" PRIu64 "  %s  ", m->base, m->size, m->path);
     print_id(m);
-    putchar('\n');
+    printf("\n      %s\n", sym ? sym_module_desc(sym, (int)i, desc, sizeof desc) : "?");
   }
+  sym_close(sym);
   uint64_t nodes = 0;
   for (uint32_t i = 0; i < d->nthreads; i++) nodes += d->threads[i].node_count;
   printf("threads:     %u, %" PRIu64 " nodes\n", d->nthreads, nodes);
@@ -87,12 +100,15 @@ static void info_one(const struct cpd_dump *d)
     if (t->lost_calls) printf(", %" PRIu64 " calls lost past the node cap", t->lost_calls);
     putchar('\n');
   }
+  zone_print_info(stdout, d);
 }
 
 int cmd_info(int argc, char **argv)
 {
   if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: capprof info DUMP...\n");
+    printf("usage: capprof info DUMP...\n\n"
+           "What a dump holds: process, clock and probe calibration, modules and\n"
+           "how each is symbolized, threads with their node and call counts.\n");
     return 0;
   }
   if (argc < 2) return tool_error("info: no dump given (usage: capprof info DUMP...)");

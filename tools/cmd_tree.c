@@ -1,127 +1,162 @@
 /*
-** cmd_tree.c -- 'capprof tree DUMP': the CAP view, one indented call tree per
-** thread with calls, inclusive and exclusive time, and min/max per call.
+** cmd_tree.c -- 'capprof tree DUMP...': the CAP view, one indented call tree
+** per thread (or one for all threads) with calls, inclusive, exclusive,
+** average, min and max per call, and the share of the thread's total.
 */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols.h"
+#include "profile.h"
 #include "tool.h"
 
-struct kids { uint32_t *first, *next; };
+static const char usage[] =
+  "usage: capprof tree [options] DUMP...\n"
+  "\n"
+  "The call tree of each thread: one line per call path, children sorted by\n"
+  "inclusive time. Times have the probe overhead subtracted unless --raw.\n"
+  "\n"
+  "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
+  "  -t, --thread=TID|NAME  only the threads with this id or name\n"
+  "  -d, --depth=N        show N levels of calls (default: all)\n"
+  "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
+  "  -r, --raw            uncompensated times\n"
+  "  -h, --help           this text\n";
 
-static int by_incl_desc(const struct cpd_thread *t, uint32_t a, uint32_t b)
-{
-  return t->nodes[a].incl < t->nodes[b].incl;
-}
+struct opts { double depth, prune; int raw; };
 
-/* Children lists, each sorted by inclusive time, largest first. */
-static int build_kids(const struct cpd_thread *t, struct kids *k)
+static void print_tree(const struct profile *p, const struct prof_thread *t,
+                       const struct opts *o)
 {
-  k->first = malloc((size_t)t->node_count * sizeof(uint32_t));
-  k->next = malloc((size_t)t->node_count * sizeof(uint32_t));
-  if (!k->first || !k->next) return -1;
-  for (uint32_t i = 0; i < t->node_count; i++) k->first[i] = k->next[i] = UINT32_MAX;
-  for (uint32_t i = t->node_count; i-- > 1;) {        /* insertion keeps order */
-    uint32_t p = t->nodes[i].parent, *pp = &k->first[p];
-    while (*pp != UINT32_MAX && !by_incl_desc(t, *pp, i)) pp = &k->next[*pp];
-    k->next[i] = *pp;
-    *pp = i;
-  }
-  return 0;
-}
+  char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+  const struct prof_node *nd = t->nodes;
+  double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
+  uint64_t calls = 0;
+  for (uint32_t i = 1; i < t->nnodes; i++) calls += nd[i].calls;
+  if (t->dump >= 0)
+    printf("thread %" PRIu64 " \"%s\"", t->tid, t->name);
+  else
+    printf("all threads");
+  printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
+         t->nnodes - 1, o->raw ? " (raw times)" : "");
+  if (t->lost_calls)
+    printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
+  printf("%12s %10s %10s %10s %10s %10s %6s  %s\n", "calls", "inclusive", "exclusive", "average",
+         "min", "max", "%", "function");
 
-static void print_thread(const struct cpd_dump *d, const struct cpd_thread *t,
-                         struct symbolizer *sym)
-{
-  struct kids k;
-  char c[32], in[32], ex[32], mn[32], mx[32];
-  if (build_kids(t, &k) != 0) {
-    free(k.first);
-    free(k.next);
+  /* Depth-first with an explicit stack of (node, depth); children are
+  ** pushed in reverse so the largest is printed first. */
+  uint32_t *stack = malloc((size_t)t->nnodes * sizeof *stack);
+  uint32_t *depth = malloc((size_t)t->nnodes * sizeof *depth);
+  uint32_t *tmp = malloc((size_t)t->nnodes * sizeof *tmp);
+  if (!stack || !depth || !tmp) {
     tool_error("out of memory");
-    return;
+    goto out;
   }
-  uint64_t total = 0;
-  for (uint32_t i = k.first[0]; i != UINT32_MAX; i = k.next[i])
-    if (t->nodes[i].key != CPD_KEY_OVERFLOW) total += t->nodes[i].incl;
-  printf("thread %" PRIu64 " \"%s\": %u nodes, %s\n", t->tid, t->name, t->node_count - 1,
-         fmt_ns(cpd_ticks_to_ns(d, (double)total), c, sizeof c));
-  printf("%14s %10s %10s %10s %10s  %s\n", "calls", "inclusive", "exclusive", "min", "max",
-         "function");
-
-  /* Depth-first without recursion: trees can be a million levels deep. */
-  uint32_t *stack = malloc((size_t)t->node_count * sizeof(uint32_t));
-  uint32_t *depth = malloc((size_t)t->node_count * sizeof(uint32_t));
   size_t sp = 0;
-  if (!stack || !depth) goto out;
-  for (uint32_t i = k.first[0]; i != UINT32_MAX; i = k.next[i]) {
-    stack[sp] = i;
-    depth[i] = 0;
-    sp++;
-  }
-  /* the pushes above reversed the order; reverse back so the largest is first */
-  for (size_t a = 0, b = sp ? sp - 1 : 0; a < b; a++, b--) {
-    uint32_t x = stack[a]; stack[a] = stack[b]; stack[b] = x;
-  }
+  depth[0] = 0;
+  stack[sp++] = 0;
   while (sp) {
-    uint32_t n = stack[--sp];
-    const struct cpd_node *nd = &t->nodes[n];
-    uint64_t kid_incl = 0;
-    size_t base = sp;
-    for (uint32_t ch = k.first[n]; ch != UINT32_MAX; ch = k.next[ch]) {
-      kid_incl += t->nodes[ch].incl;
-      depth[ch] = depth[n] + 1;
+    uint32_t i = stack[--sp];
+    const struct prof_node *n = &nd[i];
+    if (i) {
+      double incl = o->raw ? n->t.incl_raw : n->t.incl;
+      double excl = o->raw ? n->t.excl_raw : n->t.excl;
+      const struct prof_func *fn = &p->funcs[n->func];
+      printf("%12s %10s %10s %10s %10s %10s %6s  ", fmt_count(n->calls, a, sizeof a),
+             fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
+             fmt_ns(n->calls ? incl / (double)n->calls : 0, d, sizeof d),
+             fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
+             fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
+             fmt_pct(incl, total, g, sizeof g));
+      uint32_t dep = depth[i] - 1;
+      if (dep > 40) printf("[%u] ", dep);
+      for (uint32_t k = 0; k < (dep > 40 ? 40 : dep); k++) fputs("  ", stdout);
+      printf("%s%s\n", fn->name, n->flags & CPD_NODE_OPEN ? " [still running]" : "");
+    }
+    if (o->depth >= 0 && depth[i] >= o->depth) continue;
+    size_t k = 0;
+    for (uint32_t ch = n->first; ch != PROF_NONE; ch = nd[ch].next) {
+      double incl = o->raw ? nd[ch].t.incl_raw : nd[ch].t.incl;
+      if (o->prune > 0 && incl < total * o->prune / 100.0) continue;
+      if (nd[ch].calls == 0 && p->funcs[nd[ch].func].synthetic) continue;
+      tmp[k++] = ch;
+    }
+    while (k) {
+      uint32_t ch = tmp[--k];
+      depth[ch] = depth[i] + 1;
       stack[sp++] = ch;
     }
-    for (size_t a = base, b = sp ? sp - 1 : 0; a < b; a++, b--) {
-      uint32_t x = stack[a]; stack[a] = stack[b]; stack[b] = x;
-    }
-    if ((nd->key == CPD_KEY_OVERFLOW || nd->key == CPD_KEY_SINK) && nd->calls == 0) continue;
-    struct sym_info si;
-    sym_lookup(sym, nd->key, &si);
-    double excl = nd->incl > kid_incl ? (double)(nd->incl - kid_incl) : 0;
-    printf("%14s %10s %10s %10s %10s  ", fmt_count(nd->calls, c, sizeof c),
-           fmt_ns(cpd_ticks_to_ns(d, (double)nd->incl), in, sizeof in),
-           fmt_ns(cpd_ticks_to_ns(d, excl), ex, sizeof ex),
-           fmt_ns(cpd_ticks_to_ns(d, (double)nd->min), mn, sizeof mn),
-           fmt_ns(cpd_ticks_to_ns(d, (double)nd->max), mx, sizeof mx));
-    uint32_t dep = depth[n];
-    if (dep > 64) printf("[%u] ", dep);
-    for (uint32_t i = 0; i < (dep > 64 ? 64 : dep); i++) fputs("  ", stdout);
-    printf("%s%s\n", si.name, nd->flags & CPD_NODE_OPEN ? " [open]" : "");
   }
 out:
   free(stack);
   free(depth);
-  free(k.first);
-  free(k.next);
+  free(tmp);
+}
+
+static int thread_matches(const struct prof_thread *t, const char *sel)
+{
+  char *end;
+  unsigned long long tid = strtoull(sel, &end, 10);
+  if (*sel && !*end && tid == t->tid) return 1;
+  return !strcmp(t->name, sel);
 }
 
 int cmd_tree(int argc, char **argv)
 {
-  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: capprof tree DUMP\n");
-    return 0;
+  static const struct option longopts[] = {
+    { "merge-threads", no_argument, NULL, 'm' },
+    { "thread", required_argument, NULL, 't' },
+    { "depth", required_argument, NULL, 'd' },
+    { "prune", required_argument, NULL, 'p' },
+    { "raw", no_argument, NULL, 'r' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  struct opts o = { -1, 0, 0 };
+  int merge = 0, c;
+  const char *thread = NULL;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":mt:d:p:rh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'm': merge = 1; break;
+    case 't': thread = optarg; break;
+    case 'd': if (tool_parse_num("tree", "--depth", optarg, 1e9, &o.depth)) return 2; break;
+    case 'p': if (tool_parse_num("tree", "--prune", optarg, 100, &o.prune)) return 2; break;
+    case 'r': o.raw = 1; break;
+    case 'h': fputs(usage, stdout); return 0;
+    default: return tool_bad_option("tree", argv, c);
+    }
   }
-  if (argc != 2 || argv[1][0] == '-')
-    return tool_error("tree: %s (usage: capprof tree DUMP)",
-                      argc < 2 ? "no dump given" : argc > 2 ? "one dump at a time"
-                                                            : "unknown option");
-  struct cpd_dump *d = tool_load(argv[1]);
-  if (!d) return 1;
-  struct symbolizer *sym = sym_open(d);
-  if (!sym) {
-    cpd_free(d);
-    return tool_error("out of memory");
+  if (optind >= argc) return 1 + tool_error("tree: no dump given (usage: capprof tree DUMP...)");
+  struct profile *p = prof_load_all(argc - optind, argv + optind);
+  if (!p) return 1;
+  uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
+  int status = 0;
+  if (!sel) { prof_free(p); return tool_error("out of memory"); }
+  for (uint32_t i = 0; i < p->nthreads; i++)
+    if (!thread || thread_matches(&p->threads[i], thread)) sel[n++] = i;
+  if (thread && !n) {
+    status = tool_error("tree: no thread has the id or name '%s'", thread);
+  } else if (merge) {
+    struct prof_thread m;
+    if (prof_merge_threads(p, sel, n, &m) != 0) {
+      status = tool_error("out of memory");
+    } else {
+      print_tree(p, &m, &o);
+      prof_thread_free(&m);
+    }
+  } else {
+    for (uint32_t k = 0; k < n; k++) {
+      if (k) putchar('\n');
+      if (p->ndumps > 1 && (k == 0 || p->threads[sel[k]].dump != p->threads[sel[k - 1]].dump))
+        printf("== %s\n", p->dumps[p->threads[sel[k]].dump].d->path);
+      print_tree(p, &p->threads[sel[k]], &o);
+    }
   }
-  for (uint32_t i = 0; i < d->nthreads; i++) {
-    if (i) putchar('\n');
-    print_thread(d, &d->threads[i], sym);
-  }
-  sym_close(sym);
-  cpd_free(d);
-  return 0;
+  free(sel);
+  prof_free(p);
+  return status;
 }

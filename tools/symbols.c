@@ -1,7 +1,8 @@
 /*
 ** symbols.c -- the symbolizer's common part: synthetic node names, zone
-** names, and the module+0xoffset form for addresses no back end resolves.
-** Each distinct key is resolved once and cached.
+** names, symbol keys of merged dumps, and the module+0xoffset form for
+** addresses the back end (sym_elf.c, ...) does not resolve. Each distinct key
+** is resolved once and cached in an open-addressing table.
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,21 +10,46 @@
 #include <string.h>
 
 #include "symbols.h"
+#include "tool.h"
 
 struct entry { uint64_t key; struct sym_info info; int used; };
 
 struct symbolizer {
   const struct cpd_dump *d;
+  struct sym_backend *be;   /* NULL: fallback names only */
   struct entry *tab;
   size_t mask, used;
 };
 
-static const char *base_name(const char *path)
+static int problems;        /* modules that were missing or rebuilt */
+
+const char *sym_base_name(const char *path)
 {
   const char *s = strrchr(path, '/');
   const char *b = strrchr(path, '\\');
   if (b && (!s || b > s)) s = b;
   return s ? s + 1 : path;
+}
+
+void sym_module_problem(const struct cpd_dump *d, int m, const char *why)
+{
+  problems++;
+  tool_warn("%s: %s; its functions show as %s+0xoffset", d->modules[m].path, why,
+            sym_base_name(d->modules[m].path));
+}
+
+int sym_had_problems(void) { return problems != 0; }
+
+const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n)
+{
+  if (s->d->flags & CPD_F_MERGED)
+    snprintf(buf, n, "names are stored in the merged dump");
+  else if (!s->be)
+    snprintf(buf, n, "not symbolized (no symbol reader)");
+  else if (symb_module_info(s->be, m, buf, n) != 0 && !buf[0])
+    snprintf(buf, n, "not symbolized: shown as %s+0xoffset",
+             sym_base_name(s->d->modules[m].path));
+  return buf;
 }
 
 struct symbolizer *sym_open(const struct cpd_dump *d)
@@ -34,39 +60,71 @@ struct symbolizer *sym_open(const struct cpd_dump *d)
   s->mask = 1023;
   s->tab = calloc(s->mask + 1, sizeof *s->tab);
   if (!s->tab) { free(s); return NULL; }
+  if (!(d->flags & CPD_F_MERGED)) s->be = symb_open(d);
   return s;
 }
 
 void sym_close(struct symbolizer *s)
 {
   if (!s) return;
-  for (size_t i = 0; i <= s->mask; i++)
-    if (s->tab[i].used) free((char *)s->tab[i].info.name);
+  for (size_t i = 0; i <= s->mask; i++) {
+    if (!s->tab[i].used) continue;
+    free((char *)s->tab[i].info.name);
+    free((char *)s->tab[i].info.file);
+  }
+  symb_close(s->be);
   free(s->tab);
   free(s);
 }
 
+/* A merged dump's symbol string: "name" or "name\nfile\nline". */
+static void split_symbol(const char *str, struct sym_info *out)
+{
+  const char *nl = strchr(str, '\n');
+  if (!nl) { out->name = strdup(str); return; }
+  out->name = strndup(str, (size_t)(nl - str));
+  const char *nl2 = strchr(nl + 1, '\n');
+  out->file = nl2 ? strndup(nl + 1, (size_t)(nl2 - nl - 1)) : strdup(nl + 1);
+  out->line = nl2 ? (unsigned)strtoul(nl2 + 1, NULL, 10) : 0;
+}
+
 static void resolve(struct symbolizer *s, uint64_t key, struct sym_info *out)
 {
+  const struct cpd_dump *d = s->d;
   char buf[512];
   memset(out, 0, sizeof *out);
   out->module = "";
+  buf[0] = '\0';
   if (key == CPD_KEY_ROOT) snprintf(buf, sizeof buf, "[root]");
   else if (key == CPD_KEY_OVERFLOW) snprintf(buf, sizeof buf, "[calls past the node cap]");
   else if (key == CPD_KEY_SINK) snprintf(buf, sizeof buf, "[nested calls past the node cap]");
-  else if (CPD_KEY_IS_ZONE(key) && (key & 0xFFFFFFFFu) < s->d->nstrings)
-    snprintf(buf, sizeof buf, "%s", s->d->strings[key & 0xFFFFFFFFu]);
-  else {
-    int m = cpd_find_module(s->d, key);
+  else if (CPD_KEY_IS_ZONE(key) && (key & 0xFFFFFFFFu) < d->nstrings)
+    snprintf(buf, sizeof buf, "%s", d->strings[key & 0xFFFFFFFFu]);
+  else if (CPD_KEY_IS_SYMBOL(key) && (key & 0xFFFFFFFFu) < d->nstrings) {
+    uint32_t m = (uint32_t)(key >> 32) & 0xFFFFu;
+    if (m && m <= d->nmodules) out->module = sym_base_name(d->modules[m - 1].path);
+    split_symbol(d->strings[key & 0xFFFFFFFFu], out);
+  } else if (CPD_KEY_IS_SPECIAL(key)) {
+    snprintf(buf, sizeof buf, "[key %#" PRIx64 "]", key);
+  } else {
+    int m = cpd_find_module(d, key);
     if (m >= 0) {
-      out->module = base_name(s->d->modules[m].path);
-      snprintf(buf, sizeof buf, "%s+0x%" PRIx64, out->module, key - s->d->modules[m].base);
+      out->module = sym_base_name(d->modules[m].path);
+      char *name = NULL, *file = NULL;
+      unsigned line = 0;
+      if (s->be && symb_lookup(s->be, m, key, &name, &file, &line) == 0) {
+        out->name = name;
+        out->file = file;
+        out->line = line;
+      } else {
+        snprintf(buf, sizeof buf, "%s+0x%" PRIx64, out->module, key - d->modules[m].base);
+      }
     } else {
       snprintf(buf, sizeof buf, "0x%" PRIx64, key);
     }
   }
-  out->name = strdup(buf);
-  if (!out->name) out->name = "?";
+  if (!out->name) out->name = strdup(buf);
+  if (!out->name) out->name = strdup("?");
 }
 
 static void grow(struct symbolizer *s)

@@ -6,6 +6,7 @@
 #define CAPPROF_TOOL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dumpread.h"
@@ -14,6 +15,12 @@
 ** process exit status. */
 int cmd_info(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_callers(int argc, char **argv);
+int cmd_callees(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)
@@ -31,8 +38,20 @@ void tool_warn(const char *fmt, ...)
 /* Load a dump or print the one-line error; NULL on failure. */
 struct cpd_dump *tool_load(const char *path);
 
+/* After getopt_long returned '?' or ':' (optstring starting with ':' and
+** opterr = 0): print the one-line error; returns 2 (usage exit status). */
+int tool_bad_option(const char *cmd, char **argv, int c);
+/* Parse a number in [0, max] given to option opt; 0, or 1 after an error line. */
+int tool_parse_num(const char *cmd, const char *opt, const char *s, double max, double *out);
+/* stdout for NULL or "-", else a new file (NULL after an error line). */
+FILE *tool_open_out(const char *path);
+/* Flush and close (unless stdout); 0, or 1 after an error line. */
+int tool_close_out(FILE *f, const char *path);
+
 /* A duration for people: "812 ns", "3.25 us", "17.1 ms", "2.04 s". */
 const char *fmt_ns(double ns, char *buf, size_t n);
+/* A percentage "12.3%" of whole (0 when whole is 0). */
+const char *fmt_pct(double part, double whole, char *buf, size_t n);
 /* An integer with thousands separators. */
 const char *fmt_count(uint64_t v, char *buf, size_t n);
 

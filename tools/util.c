@@ -2,8 +2,11 @@
 ** util.c -- small helpers of the tool: error lines, loading a dump with a
 ** one-line error, and formatting durations and counts for people.
 */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tool.h"
 
@@ -64,5 +67,51 @@ const char *fmt_count(uint64_t v, char *buf, size_t n)
     buf[o++] = tmp[i];
   }
   buf[o] = '\0';
+  return buf;
+}
+
+int tool_bad_option(const char *cmd, char **argv, int c)
+{
+  extern int optind, optopt;
+  if (c == ':')
+    return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd,
+                      argv[optind - 1], cmd);
+  if (optopt && optopt != '?')
+    return 1 + tool_error("%s: unknown option '-%c' (see 'capprof %s --help')", cmd, optopt, cmd);
+  return 1 + tool_error("%s: unknown option '%s' (see 'capprof %s --help')", cmd,
+                        argv[optind - 1], cmd);
+}
+
+int tool_parse_num(const char *cmd, const char *opt, const char *s, double max, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || v < 0 || v > max || v != v)
+    return tool_error("%s: %s wants a number from 0 to %g, not '%s'", cmd, opt, max, s);
+  *out = v;
+  return 0;
+}
+
+FILE *tool_open_out(const char *path)
+{
+  if (!path || !strcmp(path, "-")) return stdout;
+  FILE *f = fopen(path, "w");
+  if (!f) tool_error("%s: cannot create: %s", path, strerror(errno));
+  return f;
+}
+
+int tool_close_out(FILE *f, const char *path)
+{
+  int bad = ferror(f);
+  if (f != stdout) bad |= fclose(f) != 0;
+  else bad |= fflush(f) != 0;
+  if (bad) return tool_error("%s: write error", path && strcmp(path, "-") ? path : "stdout");
+  return 0;
+}
+
+const char *fmt_pct(double part, double whole, char *buf, size_t n)
+{
+  snprintf(buf, n, "%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
   return buf;
 }

@@ -1,0 +1,141 @@
+/*
+** cmd_diff.c -- 'capprof diff BASE NEW': per-function changes between two
+** profiles (each a dump, or a merged dump of several runs) in calls,
+** inclusive and exclusive time, largest change first. Functions are matched
+** by name and module.
+*/
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "tool.h"
+
+static const char usage[] =
+  "usage: capprof diff [options] BASE NEW\n"
+  "\n"
+  "Per-function changes from BASE to NEW (two dumps of the same program),\n"
+  "sorted by the size of the change in exclusive time (or --sort).\n"
+  "\n"
+  "  -s, --sort=KEY   self (default), total or calls: the change to sort by\n"
+  "  -n, --limit=N    show the first N functions\n"
+  "  -r, --raw        uncompensated times\n"
+  "  -h, --help       this text\n";
+
+struct row {
+  const struct prof_func *base, *new;   /* either may be NULL */
+  double d_calls, d_incl, d_excl;
+};
+
+static int sort_key;
+
+static double impact(const struct row *r)
+{
+  return fabs(sort_key == 1 ? r->d_incl : sort_key == 2 ? r->d_calls : r->d_excl);
+}
+
+static int by_impact(const void *pa, const void *pb)
+{
+  const struct row *a = pa, *b = pb;
+  double x = impact(a), y = impact(b);
+  if (x != y) return x < y ? 1 : -1;
+  return strcmp(a->new ? a->new->name : a->base->name, b->new ? b->new->name : b->base->name);
+}
+
+static const char *signed_ns(double v, char *buf, size_t n)
+{
+  char tmp[24];
+  fmt_ns(fabs(v), tmp, sizeof tmp);
+  snprintf(buf, n, "%s%s", v < 0 ? "-" : v > 0 ? "+" : "", tmp);
+  return buf;
+}
+
+static const char *change(double before, double after, char *buf, size_t n)
+{
+  if (before <= 0) snprintf(buf, n, after > 0 ? "new" : "");
+  else snprintf(buf, n, "%+.1f%%", 100.0 * (after - before) / before);
+  return buf;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "sort", required_argument, NULL, 's' },
+    { "limit", required_argument, NULL, 'n' },
+    { "raw", no_argument, NULL, 'r' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  double limit = -1;
+  int raw = 0, c;
+  sort_key = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      if (!strcmp(optarg, "self")) sort_key = 0;
+      else if (!strcmp(optarg, "total")) sort_key = 1;
+      else if (!strcmp(optarg, "calls")) sort_key = 2;
+      else return 1 + tool_error("diff: --sort wants self, total or calls, not '%s'", optarg);
+      break;
+    case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
+    case 'r': raw = 1; break;
+    case 'h': fputs(usage, stdout); return 0;
+    default: return tool_bad_option("diff", argv, c);
+    }
+  }
+  if (argc - optind != 2)
+    return 1 + tool_error("diff: wants two dumps (usage: capprof diff BASE NEW)");
+  struct profile *a = prof_load_all(1, argv + optind);
+  if (!a) return 1;
+  struct profile *b = prof_load_all(1, argv + optind + 1);
+  if (!b) { prof_free(a); return 1; }
+  struct row *rows = calloc((size_t)a->nfuncs + b->nfuncs + 1, sizeof *rows);
+  if (!rows) { prof_free(a); prof_free(b); return tool_error("out of memory"); }
+  size_t n = 0;
+  for (uint32_t f = 0; f < b->nfuncs; f++) {
+    const struct prof_func *nf = &b->funcs[f];
+    if (nf->synthetic) continue;
+    uint32_t g = prof_lookup(a, nf->name, nf->module);
+    rows[n].new = nf;
+    rows[n].base = g == PROF_NONE ? NULL : &a->funcs[g];
+    n++;
+  }
+  for (uint32_t g = 0; g < a->nfuncs; g++) {
+    const struct prof_func *of = &a->funcs[g];
+    if (!of->synthetic && prof_lookup(b, of->name, of->module) == PROF_NONE)
+      rows[n++].base = of;
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct row *r = &rows[i];
+    const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
+                            *y = r->new ? &r->new->t : &none;
+    r->d_calls = (double)(r->new ? r->new->calls : 0) - (double)(r->base ? r->base->calls : 0);
+    r->d_incl = raw ? y->incl_raw - x->incl_raw : y->incl - x->incl;
+    r->d_excl = raw ? y->excl_raw - x->excl_raw : y->excl - x->excl;
+  }
+  qsort(rows, n, sizeof *rows, by_impact);
+
+  printf("%14s %14s %8s %10s %8s %10s %8s  %s\n", "calls before", "calls after", "change",
+         "self", "change", "total", "change", "function");
+  char s1[32], s2[32], s3[32], s4[40], s5[32], s6[40], s7[32];
+  for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
+    const struct row *r = &rows[i];
+    const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
+                            *y = r->new ? &r->new->t : &none;
+    uint64_t cb = r->base ? r->base->calls : 0, ca = r->new ? r->new->calls : 0;
+    printf("%14s %14s %8s %10s %8s %10s %8s  %s%s\n", fmt_count(cb, s1, sizeof s1),
+           fmt_count(ca, s2, sizeof s2), change((double)cb, (double)ca, s3, sizeof s3),
+           signed_ns(r->d_excl, s4, sizeof s4),
+           change(raw ? x->excl_raw : x->excl, raw ? y->excl_raw : y->excl, s5, sizeof s5),
+           signed_ns(r->d_incl, s6, sizeof s6),
+           change(raw ? x->incl_raw : x->incl, raw ? y->incl_raw : y->incl, s7, sizeof s7),
+           r->new ? r->new->name : r->base->name, r->new ? (r->base ? "" : "  [new]") : "  [gone]");
+  }
+  free(rows);
+  prof_free(a);
+  prof_free(b);
+  return 0;
+}

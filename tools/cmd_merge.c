@@ -1,0 +1,266 @@
+/*
+** cmd_merge.c -- 'capprof merge -o OUT DUMP...': combines dumps of the same
+** program (several runs or processes) into one dump that every subcommand
+** reads. Call paths are matched by function name and module, never by
+** address, since ASLR moves code between runs; threads are matched by name
+** and order. The merged dump's format is in docs/dump-format.md: nodes carry
+** symbol keys whose names sit in the STRINGS section, times are nanoseconds.
+*/
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumpwrite.h"
+#include "profile.h"
+#include "symbols.h"
+#include "tool.h"
+
+static const char usage[] =
+  "usage: capprof merge -o OUT DUMP...\n"
+  "\n"
+  "Combines dumps of the same program into the dump OUT: call paths are\n"
+  "matched by function, threads by name and order of appearance. Counts and\n"
+  "times are summed, min and max combined.\n"
+  "\n"
+  "  -o, --output=OUT  the merged dump to write (required)\n"
+  "  -h, --help        this text\n";
+
+struct builder {
+  struct cpd_dump *d;      /* the dump being built */
+  uint32_t *func_key_lo;   /* per function: string index + 1, 0 if not yet */
+  uint32_t *func_mod;      /* per function: module index + 1, 0 if none */
+  uint32_t cap_strings, cap_modules;
+  int oom;
+};
+
+static uint32_t add_string(struct builder *b, char *s)
+{
+  struct cpd_dump *d = b->d;
+  if (!s) { b->oom = 1; return 0; }
+  if (d->nstrings == b->cap_strings) {
+    uint32_t cap = b->cap_strings ? b->cap_strings * 2 : 64;
+    char **ns = realloc(d->strings, cap * sizeof *ns);
+    if (!ns) { free(s); b->oom = 1; return 0; }
+    d->strings = ns;
+    b->cap_strings = cap;
+  }
+  d->strings[d->nstrings] = s;
+  return d->nstrings++;
+}
+
+/* Merged module index (+1) for a module base name, copied from the first
+** source dump that has it; 0 for "". */
+static uint32_t module_of(struct builder *b, const struct profile *p, const char *name)
+{
+  struct cpd_dump *d = b->d;
+  if (!name[0]) return 0;
+  for (uint32_t i = 0; i < d->nmodules; i++)
+    if (!strcmp(sym_base_name(d->modules[i].path), name)) return i + 1;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct cpd_dump *s = p->dumps[k].d;
+    for (uint32_t i = 0; i < s->nmodules; i++) {
+      const struct cpd_module *m = &s->modules[i];
+      if (strcmp(sym_base_name(m->path), name)) continue;
+      if (d->nmodules == b->cap_modules) {
+        uint32_t cap = b->cap_modules ? b->cap_modules * 2 : 16;
+        struct cpd_module *nm = realloc(d->modules, cap * sizeof *nm);
+        if (!nm) { b->oom = 1; return 0; }
+        d->modules = nm;
+        b->cap_modules = cap;
+      }
+      struct cpd_module *o = &d->modules[d->nmodules];
+      *o = *m;
+      o->id = malloc(m->id_len ? m->id_len : 1);
+      o->path = strdup(m->path);
+      o->debug_path = strdup(m->debug_path);
+      d->nmodules++;
+      if (!o->id || !o->path || !o->debug_path) { b->oom = 1; return 0; }
+      memcpy(o->id, m->id, m->id_len);
+      return d->nmodules;
+    }
+  }
+  return 0;
+}
+
+static uint64_t key_of(struct builder *b, const struct profile *p, uint32_t f)
+{
+  const struct prof_func *fn = &p->funcs[f];
+  if (fn->synthetic) return fn->key;
+  if (!b->func_key_lo[f]) {
+    char *s;
+    if (fn->zone || !fn->file) {
+      s = strdup(fn->name);
+    } else {
+      size_t n = strlen(fn->name) + strlen(fn->file) + 16;
+      s = malloc(n);
+      if (s) snprintf(s, n, "%s\n%s\n%u", fn->name, fn->file, fn->line);
+    }
+    b->func_key_lo[f] = add_string(b, s) + 1;
+    if (!fn->zone) b->func_mod[f] = module_of(b, p, fn->module);
+  }
+  if (fn->zone) return CPD_KEY_ZONE | (b->func_key_lo[f] - 1);
+  return CPD_KEY_SYMBOL | (uint64_t)b->func_mod[f] << 32 | (b->func_key_lo[f] - 1);
+}
+
+static uint64_t ns(double v) { return v > 0 ? (uint64_t)llround(v) : 0; }
+
+static int add_tree(struct builder *b, const struct profile *p, const struct prof_thread *t,
+                    const uint32_t *members, uint32_t n)
+{
+  struct cpd_dump *d = b->d;
+  struct cpd_thread *o = &d->threads[d->nthreads++];
+  memset(o, 0, sizeof *o);
+  o->tid = t->tid;
+  o->name = strdup(t->name);
+  o->lost_calls = t->lost_calls;
+  o->open_calls = t->open_calls;
+  o->node_count = t->nnodes;
+  o->nodes = calloc(t->nnodes, sizeof *o->nodes);
+  if (!o->name || !o->nodes) return -1;
+  for (uint32_t k = 0; k < n; k++) {
+    const struct cpd_thread *s = NULL;
+    const struct prof_thread *pt = &p->threads[members[k]];
+    const struct cpd_dump *sd = p->dumps[pt->dump].d;
+    for (uint32_t i = 0; i < sd->nthreads && !s; i++)
+      if (sd->threads[i].tid == pt->tid) s = &sd->threads[i];
+    if (!s) continue;
+    if (!o->start_ns || (s->start_ns && s->start_ns < o->start_ns)) o->start_ns = s->start_ns;
+    if (s->end_ns > o->end_ns) o->end_ns = s->end_ns;
+  }
+  for (uint32_t i = 0; i < t->nnodes; i++) {
+    const struct prof_node *s = &t->nodes[i];
+    struct cpd_node *c = &o->nodes[i];
+    c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
+    c->parent = i ? s->parent : CPD_NO_PARENT;
+    c->flags = s->flags & CPD_NODE_OPEN;
+    c->calls = s->calls;
+    c->incl = i ? ns(s->t.incl_raw) : 0;
+    c->min = ns(s->t.min_raw);
+    c->max = ns(s->t.max_raw);
+  }
+  return b->oom ? -1 : 0;
+}
+
+/* The merged clock: 1 tick = 1 ns; probe costs averaged over the dumps,
+** weighted by their calls, so that reading the merged dump compensates the
+** summed raw times as the sources would have. */
+static void set_clock(struct cpd_dump *d, const struct profile *p)
+{
+  double w = 0, inner = 0, outer = 0, timer = 0;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct prof_dump *pd = &p->dumps[k];
+    double c = (double)(pd->calls ? pd->calls : 1);
+    w += c;
+    inner += c * pd->inner_ns;
+    outer += c * pd->outer_ns;
+    timer += c * cpd_ticks_to_ns(pd->d, (double)pd->d->timer_overhead);
+  }
+  d->clock_source = p->dumps[0].d->clock_source;
+  d->calib_ticks = d->calib_ns = 1000000000u;
+  d->timer_overhead = ns(timer / w);
+  d->probe_inner_mt = ns(inner / w * 1000.0);
+  d->probe_outer_mt = ns(outer / w * 1000.0);
+}
+
+static int build(struct builder *b, struct profile *p)
+{
+  struct cpd_dump *d = b->d;
+  const struct cpd_dump *f = p->dumps[0].d;
+  d->flags = CPD_F_MERGED;
+  d->ptr_size = f->ptr_size;
+  d->pid = f->pid;
+  d->ppid = f->ppid;
+  d->os = f->os;
+  d->arch = f->arch;
+  d->start_ns = f->start_ns;
+  d->dump_ns = f->dump_ns;
+  for (uint32_t k = 1; k < p->ndumps; k++) {
+    if (p->dumps[k].d->start_ns < d->start_ns) d->start_ns = p->dumps[k].d->start_ns;
+    if (p->dumps[k].d->dump_ns > d->dump_ns) d->dump_ns = p->dumps[k].d->dump_ns;
+  }
+  d->exe = strdup(f->exe);
+  d->cmdline = malloc(f->cmdline_len + 1);
+  if (!d->exe || !d->cmdline) return -1;
+  memcpy(d->cmdline, f->cmdline, f->cmdline_len + 1);
+  d->cmdline_len = f->cmdline_len;
+  set_clock(d, p);
+
+  /* Group threads: the k-th thread named X of each dump goes with the k-th
+  ** thread named X of the others. */
+  uint32_t nt = p->nthreads;
+  uint32_t *group = malloc((nt + 1) * sizeof *group), *ord = malloc((nt + 1) * sizeof *ord);
+  uint32_t *members = malloc((nt + 1) * sizeof *members), ngroups = 0;
+  d->threads = calloc(nt + 1, sizeof *d->threads);
+  b->func_key_lo = calloc(p->nfuncs + 1, sizeof *b->func_key_lo);
+  b->func_mod = calloc(p->nfuncs + 1, sizeof *b->func_mod);
+  int rc = -1;
+  if (!group || !ord || !members || !d->threads || !b->func_key_lo || !b->func_mod) goto out;
+  for (uint32_t i = 0; i < nt; i++) {
+    const struct prof_thread *t = &p->threads[i];
+    ord[i] = 0;
+    for (uint32_t j = 0; j < i; j++)
+      if (p->threads[j].dump == t->dump && !strcmp(p->threads[j].name, t->name)) ord[i]++;
+    group[i] = UINT32_MAX;
+    for (uint32_t j = 0; j < i && group[i] == UINT32_MAX; j++)
+      if (ord[j] == ord[i] && p->threads[j].dump != t->dump && !strcmp(p->threads[j].name, t->name))
+        group[i] = group[j];
+    if (group[i] == UINT32_MAX) group[i] = ngroups++;
+  }
+  for (uint32_t g = 0; g < ngroups; g++) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nt; i++)
+      if (group[i] == g) members[n++] = i;
+    struct prof_thread t;
+    if (prof_merge_threads(p, members, n, &t) != 0) goto out;
+    int bad = add_tree(b, p, &t, members, n);
+    prof_thread_free(&t);
+    if (bad) goto out;
+  }
+  rc = 0;
+out:
+  free(group);
+  free(ord);
+  free(members);
+  free(b->func_key_lo);
+  free(b->func_mod);
+  return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *out = NULL;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'o': out = optarg; break;
+    case 'h': fputs(usage, stdout); return 0;
+    default: return tool_bad_option("merge", argv, c);
+    }
+  }
+  if (!out) return 1 + tool_error("merge: no output given (usage: capprof merge -o OUT DUMP...)");
+  if (optind >= argc)
+    return 1 + tool_error("merge: no dump given (usage: capprof merge -o OUT DUMP...)");
+  for (int i = optind; i < argc; i++)
+    if (!strcmp(argv[i], out))
+      return tool_error("merge: %s: the output would overwrite an input", out);
+  struct profile *p = prof_load_all(argc - optind, argv + optind);
+  if (!p) return 1;
+  struct builder b = { 0 };
+  b.d = calloc(1, sizeof *b.d);
+  int rc = 0;
+  char err[256];
+  if (!b.d || build(&b, p) != 0 || b.oom) rc = tool_error("merge: out of memory");
+  else if (cpd_write(b.d, out, err, sizeof err) != 0) rc = tool_error("%s: %s", out, err);
+  cpd_free(b.d);
+  prof_free(p);
+  return rc;
+}

@@ -1,0 +1,198 @@
+/*
+** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
+** docs/dump-format.md), section for section as the runtime's writer does:
+** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
+** any), section table.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumpwrite.h"
+
+struct buf { unsigned char *p; size_t len, cap; int oom; };
+
+static unsigned char *reserve(struct buf *b, size_t n)
+{
+  if (b->oom) return NULL;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    unsigned char *np = realloc(b->p, cap);
+    if (!np) { b->oom = 1; return NULL; }
+    b->p = np;
+    b->cap = cap;
+  }
+  unsigned char *at = b->p + b->len;
+  b->len += n;
+  return at;
+}
+
+static void put32(struct buf *b, uint32_t v) { unsigned char *p = reserve(b, 4); if (p) cpd_put32(p, v); }
+static void put64(struct buf *b, uint64_t v) { unsigned char *p = reserve(b, 8); if (p) cpd_put64(p, v); }
+
+static void put_bytes(struct buf *b, const void *s, size_t n)
+{
+  put32(b, (uint32_t)n);
+  unsigned char *p = reserve(b, n);
+  if (p && n) memcpy(p, s, n);
+}
+
+static void put_str(struct buf *b, const char *s) { put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
+
+struct table { unsigned char e[8][CPD_SECTION_SIZE]; int n; };
+
+static void section(struct table *t, uint32_t type, size_t start, size_t end)
+{
+  unsigned char *e = t->e[t->n++];
+  cpd_put32(e, type);
+  cpd_put32(e + 4, 0);
+  cpd_put64(e + 8, start);
+  cpd_put64(e + 16, end - start);
+}
+
+int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
+{
+  struct buf b = { 0 };
+  struct table t = { .n = 0 };
+  reserve(&b, CPD_HEADER_SIZE);
+  if (b.p) memset(b.p, 0, CPD_HEADER_SIZE);
+
+  size_t s = b.len;
+  put64(&b, d->pid);
+  put64(&b, d->ppid);
+  put64(&b, d->start_ns);
+  put64(&b, d->dump_ns);
+  put32(&b, d->os);
+  put32(&b, d->arch);
+  put_str(&b, d->exe);
+  put_bytes(&b, d->cmdline ? d->cmdline : "", d->cmdline ? d->cmdline_len : 0);
+  section(&t, CPD_SEC_PROCESS, s, b.len);
+
+  s = b.len;
+  put32(&b, d->clock_source);
+  put32(&b, 0);
+  put64(&b, d->calib_ticks);
+  put64(&b, d->calib_ns);
+  put64(&b, d->timer_overhead);
+  put64(&b, d->probe_inner_mt);
+  put64(&b, d->probe_outer_mt);
+  section(&t, CPD_SEC_CLOCK, s, b.len);
+
+  s = b.len;
+  put32(&b, d->nmodules);
+  for (uint32_t i = 0; i < d->nmodules; i++) {
+    const struct cpd_module *m = &d->modules[i];
+    put64(&b, m->base);
+    put64(&b, m->size);
+    put32(&b, m->id_kind);
+    put_bytes(&b, m->id, m->id ? m->id_len : 0);
+    put_str(&b, m->path);
+    put_str(&b, m->debug_path);
+  }
+  section(&t, CPD_SEC_MODULES, s, b.len);
+
+  if (d->nstrings) {
+    s = b.len;
+    put32(&b, d->nstrings);
+    for (uint32_t i = 0; i < d->nstrings; i++) put_str(&b, d->strings[i]);
+    section(&t, CPD_SEC_STRINGS, s, b.len);
+  }
+
+  s = b.len;
+  for (uint32_t i = 0; i < d->nthreads; i++) {
+    const struct cpd_thread *th = &d->threads[i];
+    for (uint32_t k = 0; k < th->node_count; k++) {
+      const struct cpd_node *n = &th->nodes[k];
+      unsigned char *r = reserve(&b, CPD_NODE_SIZE);
+      if (!r) break;
+      cpd_put64(r, n->key);
+      cpd_put32(r + 8, k == 0 ? CPD_NO_PARENT : n->parent);
+      cpd_put32(r + 12, n->flags);
+      cpd_put64(r + 16, n->calls);
+      cpd_put64(r + 24, n->incl);
+      cpd_put64(r + 32, n->min);
+      cpd_put64(r + 40, n->max);
+    }
+  }
+  section(&t, CPD_SEC_NODES, s, b.len);
+
+  s = b.len;
+  put32(&b, d->nthreads);
+  uint64_t first = 0;
+  for (uint32_t i = 0; i < d->nthreads; i++) {
+    const struct cpd_thread *th = &d->threads[i];
+    put64(&b, th->tid);
+    put64(&b, th->start_ns);
+    put64(&b, th->end_ns);
+    put64(&b, th->lost_calls);
+    put64(&b, first);
+    put32(&b, th->node_count);
+    put32(&b, th->open_calls);
+    put_str(&b, th->name);
+    first += th->node_count;
+  }
+  section(&t, CPD_SEC_THREADS, s, b.len);
+
+  if (d->nzone_issues) {
+    s = b.len;
+    put32(&b, d->nzone_issues);
+    put32(&b, CPD_ZI_KINDS);
+    for (uint32_t i = 0; i < d->nzone_issues; i++) {
+      const struct cpd_zone_issue *z = &d->zone_issues[i];
+      put32(&b, z->thread);
+      put32(&b, z->zone);
+      for (int k = 0; k < CPD_ZI_KINDS; k++) put64(&b, z->n[k]);
+    }
+    section(&t, CPD_SEC_ZONE_ISSUES, s, b.len);
+  }
+
+  size_t table = b.len;
+  for (int i = 0; i < t.n; i++) {
+    unsigned char *p = reserve(&b, CPD_SECTION_SIZE);
+    if (p) memcpy(p, t.e[i], CPD_SECTION_SIZE);
+  }
+  if (b.oom) {
+    free(b.p);
+    return CAPPROF_ENOMEM;
+  }
+  unsigned char *h = b.p;
+  memcpy(h + CPD_H_MAGIC, CPD_MAGIC, CPD_MAGIC_LEN);
+  cpd_put16(h + CPD_H_VERSION, CPD_VERSION);
+  cpd_put16(h + CPD_H_VERSION + 2, CPD_VERSION_MINOR);
+  cpd_put32(h + CPD_H_HEADER_SIZE, CPD_HEADER_SIZE);
+  cpd_put32(h + CPD_H_NSECTIONS, (uint32_t)t.n);
+  cpd_put32(h + CPD_H_FLAGS, d->flags | CPD_F_COMPLETE);
+  cpd_put64(h + CPD_H_TABLE_OFF, table);
+  cpd_put64(h + CPD_H_FILE_SIZE, b.len);
+  cpd_put32(h + CPD_H_PTR_SIZE, d->ptr_size ? d->ptr_size : 8);
+  *out = b.p;
+  *len = b.len;
+  return 0;
+}
+
+int cpd_write(const struct cpd_dump *d, const char *path, char *err, size_t errlen)
+{
+  unsigned char *data;
+  size_t len;
+  if (cpd_serialize(d, &data, &len) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return CAPPROF_ENOMEM;
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    snprintf(err, errlen, "cannot create: %s", strerror(errno));
+    free(data);
+    return CAPPROF_EIO;
+  }
+  int bad = fwrite(data, 1, len, f) != len;
+  bad |= fclose(f) != 0;
+  free(data);
+  if (bad) {
+    snprintf(err, errlen, "write error");
+    remove(path);
+    return CAPPROF_EIO;
+  }
+  return 0;
+}

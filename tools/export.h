@@ -1,0 +1,32 @@
+/*
+** export.h -- the one small interface every export format implements: write
+** a whole profile to a stream. One format per file (export_*.c); cmd_export.c
+** holds the table. The JSON schema is documented in docs/tool.md.
+*/
+#ifndef CAPPROF_EXPORT_H
+#define CAPPROF_EXPORT_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+struct exporter {
+  const char *name;        /* --format value */
+  const char *summary;     /* one line for --help */
+  /* Write p (flat totals already computed) to f. Returns 0, or an exit
+  ** status after printing the one-line error. Write errors are caught by
+  ** the caller from ferror(f). */
+  int (*write)(FILE *f, const struct profile *p);
+};
+
+extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
+    export_speedscope;
+
+/* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
+void json_string(FILE *f, const char *s);
+
+/* One tree summing every thread of every dump (for formats with a single
+** profile); 0 or an exit status after an error line. */
+int export_merged_tree(const struct profile *p, struct prof_thread *out);
+
+#endif /* CAPPROF_EXPORT_H */

@@ -1,0 +1,103 @@
+/*
+** export_json.c -- '--format=json': the flat profile and every thread's tree
+** as one JSON document (schema in docs/tool.md). Trees are flat node lists
+** with parent ids, so a million-deep tree needs no deep nesting to parse.
+*/
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "export.h"
+
+/* Length of a valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+  int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+void json_string(FILE *f, const char *str)
+{
+  const unsigned char *s = (const unsigned char *)(str ? str : "");
+  putc('"', f);
+  while (*s) {
+    if (*s == '"' || *s == '\\') { putc('\\', f); putc(*s++, f); }
+    else if (*s < 0x20) fprintf(f, "\\u%04x", *s++);
+    else if (*s < 0x80) putc(*s++, f);
+    else {
+      int n = utf8_len(s);
+      if (n) { fwrite(s, 1, (size_t)n, f); s += n; }
+      else { putc('?', f); s++; }
+    }
+  }
+  putc('"', f);
+}
+
+static void times(FILE *f, uint64_t calls, const struct prof_times *t)
+{
+  fprintf(f, "\"calls\":%" PRIu64 ",\"incl_ns\":%.0f,\"excl_ns\":%.0f,\"min_ns\":%.0f,"
+             "\"max_ns\":%.0f,\"incl_ns_raw\":%.0f,\"excl_ns_raw\":%.0f,\"min_ns_raw\":%.0f,"
+             "\"max_ns_raw\":%.0f",
+          calls, t->incl, t->excl, t->min, t->max, t->incl_raw, t->excl_raw, t->min_raw,
+          t->max_raw);
+}
+
+static int write_json(FILE *f, const struct profile *p)
+{
+  fprintf(f, "{\"format\":\"capprof\",\"version\":1,\n\"dumps\":[");
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    const struct prof_dump *pd = &p->dumps[i];
+    fprintf(f, "%s\n{\"path\":", i ? "," : "");
+    json_string(f, pd->d->path);
+    fprintf(f, ",\"pid\":%" PRIu64 ",\"exe\":", pd->d->pid);
+    json_string(f, pd->d->exe);
+    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f}", pd->inner_ns, pd->outer_ns);
+  }
+  fprintf(f, "],\n\"functions\":[");
+  int first = 1;
+  for (uint32_t i = 0; i < p->nfuncs; i++) {
+    const struct prof_func *fn = &p->funcs[i];
+    if (fn->synthetic && fn->calls == 0) continue;
+    fprintf(f, "%s\n{\"id\":%u,\"name\":", first ? "" : ",", i);
+    first = 0;
+    json_string(f, fn->name);
+    fprintf(f, ",\"module\":");
+    json_string(f, fn->module);
+    fprintf(f, ",\"file\":");
+    if (fn->file) json_string(f, fn->file);
+    else fputs("null", f);
+    fprintf(f, ",\"line\":%u,", fn->line);
+    times(f, fn->calls, &fn->t);
+    putc('}', f);
+  }
+  fprintf(f, "],\n\"threads\":[");
+  for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    fprintf(f, "%s\n{\"tid\":%" PRIu64 ",\"name\":", k ? "," : "", t->tid);
+    json_string(f, t->name);
+    fprintf(f, ",\"dump\":%d,\"incl_ns\":%.0f,\"incl_ns_raw\":%.0f,\"nodes\":[", t->dump,
+            t->nodes[0].t.incl, t->nodes[0].t.incl_raw);
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+      const struct prof_node *n = &t->nodes[i];
+      const struct prof_func *fn = &p->funcs[n->func];
+      fprintf(f, "%s\n{\"id\":%u,\"parent\":", i > 1 ? "," : "", i);
+      if (n->parent == 0) fputs("null", f);
+      else fprintf(f, "%u", n->parent);
+      fprintf(f, ",\"function\":%u,\"name\":", n->func);
+      json_string(f, fn->name);
+      fprintf(f, ",\"module\":");
+      json_string(f, fn->module);
+      putc(',', f);
+      times(f, n->calls, &n->t);
+      putc('}', f);
+    }
+    fprintf(f, "]}");
+  }
+  fprintf(f, "]}\n");
+  return 0;
+}
+
+const struct exporter export_json = {
+  "json", "flat profile and per-thread trees as JSON (schema in docs/tool.md)", write_json
+};

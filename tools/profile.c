@@ -1,0 +1,466 @@
+/*
+** profile.c -- builds the profile model of profile.h: symbolizes each
+** dump's keys once, turns tick counts into compensated and raw nanoseconds,
+** links children, marks outermost activations, merges trees by function and
+** sums the flat profile. Every walk is a loop over the node array (parents
+** come before children) or an explicit stack: trees can be a million levels
+** deep, and everything is O(n) or O(n log n) in the number of nodes.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "symbols.h"
+#include "tool.h"
+
+/* ---- a u64 -> u32 hash map ------------------------------------------------- */
+
+struct u64map { uint64_t *keys; uint32_t *vals; size_t mask, used; };
+
+static uint64_t mix(uint64_t k)
+{
+  k ^= k >> 33;
+  k *= UINT64_C(0xff51afd7ed558ccd);
+  k ^= k >> 33;
+  return k;
+}
+
+static int map_init(struct u64map *m, size_t hint)
+{
+  size_t cap = 64;
+  while (cap < hint * 2) cap *= 2;
+  m->keys = malloc(cap * sizeof *m->keys);
+  m->vals = malloc(cap * sizeof *m->vals);
+  m->mask = cap - 1;
+  m->used = 0;
+  if (!m->keys || !m->vals) return -1;
+  for (size_t i = 0; i < cap; i++) m->vals[i] = PROF_NONE;
+  return 0;
+}
+
+static void map_free(struct u64map *m) { free(m->keys); free(m->vals); }
+
+/* Slot of key; its value is PROF_NONE if absent. */
+static size_t map_slot(const struct u64map *m, uint64_t key)
+{
+  size_t h = (size_t)mix(key) & m->mask;
+  while (m->vals[h] != PROF_NONE && m->keys[h] != key) h = (h + 1) & m->mask;
+  return h;
+}
+
+/* Store at a slot from map_slot; may rehash. -1 when out of memory. */
+static int map_put(struct u64map *m, size_t slot, uint64_t key, uint32_t val)
+{
+  m->keys[slot] = key;
+  m->vals[slot] = val;
+  if (++m->used * 2 <= m->mask + 1) return 0;
+  struct u64map n;
+  if (map_init(&n, m->mask + 1) != 0) { map_free(&n); return -1; }
+  for (size_t i = 0; i <= m->mask; i++)
+    if (m->vals[i] != PROF_NONE) {
+      size_t s = map_slot(&n, m->keys[i]);
+      n.keys[s] = m->keys[i];
+      n.vals[s] = m->vals[i];
+    }
+  n.used = m->used;
+  map_free(m);
+  *m = n;
+  return 0;
+}
+
+/* ---- functions -------------------------------------------------------------- */
+
+static uint64_t str_hash(const char *a, const char *b)
+{
+  uint64_t h = UINT64_C(1469598103934665603);
+  for (; *a; a++) h = (h ^ (unsigned char)*a) * UINT64_C(1099511628211);
+  h = (h ^ 0xFF) * UINT64_C(1099511628211);
+  for (; *b; b++) h = (h ^ (unsigned char)*b) * UINT64_C(1099511628211);
+  return h;
+}
+
+static int fhash_grow(struct profile *p)
+{
+  uint32_t cap = (p->fmask + 1) * 2;
+  uint32_t *t = malloc(cap * sizeof *t);
+  if (!t) return -1;
+  for (uint32_t i = 0; i < cap; i++) t[i] = PROF_NONE;
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    uint32_t h = (uint32_t)str_hash(p->funcs[f].name, p->funcs[f].module) & (cap - 1);
+    while (t[h] != PROF_NONE) h = (h + 1) & (cap - 1);
+    t[h] = f;
+  }
+  free(p->fhash);
+  p->fhash = t;
+  p->fmask = cap - 1;
+  return 0;
+}
+
+uint32_t prof_lookup(const struct profile *p, const char *name, const char *module)
+{
+  uint32_t h = (uint32_t)str_hash(name, module) & p->fmask;
+  for (; p->fhash[h] != PROF_NONE; h = (h + 1) & p->fmask) {
+    const struct prof_func *f = &p->funcs[p->fhash[h]];
+    if (!strcmp(f->name, name) && !strcmp(f->module, module)) return p->fhash[h];
+  }
+  return PROF_NONE;
+}
+
+uint32_t prof_intern(struct profile *p, const char *name, const char *module, const char *file,
+                     unsigned line)
+{
+  if ((p->nfuncs + 1) * 2 > p->fmask + 1 && fhash_grow(p) != 0) return PROF_NONE;
+  uint32_t h = (uint32_t)str_hash(name, module) & p->fmask;
+  for (; p->fhash[h] != PROF_NONE; h = (h + 1) & p->fmask) {
+    struct prof_func *f = &p->funcs[p->fhash[h]];
+    if (!strcmp(f->name, name) && !strcmp(f->module, module)) return p->fhash[h];
+  }
+  if (p->nfuncs == p->capfuncs) {
+    uint32_t cap = p->capfuncs ? p->capfuncs * 2 : 256;
+    struct prof_func *nf = realloc(p->funcs, cap * sizeof *nf);
+    if (!nf) return PROF_NONE;
+    p->funcs = nf;
+    p->capfuncs = cap;
+  }
+  struct prof_func *f = &p->funcs[p->nfuncs];
+  memset(f, 0, sizeof *f);
+  f->name = strdup(name);
+  f->module = strdup(module);
+  f->file = file ? strdup(file) : NULL;
+  f->line = line;
+  if (!f->name || !f->module || (file && !f->file)) {
+    free(f->name); free(f->module); free(f->file);
+    return PROF_NONE;
+  }
+  p->fhash[h] = p->nfuncs;
+  return p->nfuncs++;
+}
+
+uint32_t prof_find_func(const struct profile *p, const char *name)
+{
+  for (uint32_t f = 0; f < p->nfuncs; f++)
+    if (!strcmp(p->funcs[f].name, name)) return f;
+  for (uint32_t f = 0; f < p->nfuncs; f++)
+    if (!p->funcs[f].synthetic && strstr(p->funcs[f].name, name)) return f;
+  return PROF_NONE;
+}
+
+/* ---- trees ------------------------------------------------------------------ */
+
+static const struct prof_node *sort_nodes;
+
+static int by_incl_desc(const void *a, const void *b)
+{
+  const struct prof_times *x = &sort_nodes[*(const uint32_t *)a].t;
+  const struct prof_times *y = &sort_nodes[*(const uint32_t *)b].t;
+  if (x->incl != y->incl) return x->incl < y->incl ? 1 : -1;
+  if (x->incl_raw != y->incl_raw) return x->incl_raw < y->incl_raw ? 1 : -1;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Exclusive times from inclusive ones, the root's totals, children lists
+** sorted by compensated inclusive time, and the PROF_OUTER flags. */
+static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
+{
+  struct prof_node *nd = t->nodes;
+  uint32_t n = t->nnodes;
+  for (uint32_t i = 0; i < n; i++) {
+    nd[i].t.excl = nd[i].t.excl_raw = 0;     /* children's sums, for now */
+    nd[i].first = nd[i].next = PROF_NONE;
+    nd[i].flags &= ~PROF_OUTER;
+  }
+  for (uint32_t i = n; i-- > 1;) {
+    struct prof_node *p = &nd[nd[i].parent];
+    p->t.excl += nd[i].t.incl;
+    p->t.excl_raw += nd[i].t.incl_raw;
+  }
+  nd[0].t.incl = nd[0].t.excl;
+  nd[0].t.incl_raw = nd[0].t.excl_raw;
+  for (uint32_t i = 0; i < n; i++) {
+    double e = nd[i].t.incl - nd[i].t.excl, r = nd[i].t.incl_raw - nd[i].t.excl_raw;
+    nd[i].t.excl = e > 0 ? e : 0;
+    nd[i].t.excl_raw = r > 0 ? r : 0;
+  }
+
+  uint32_t *order = malloc((size_t)n * sizeof *order);
+  uint32_t *active = calloc(nfuncs ? nfuncs : 1, sizeof *active);
+  uint32_t *stack = malloc(((size_t)n * 2 + 1) * sizeof *stack);
+  if (!order || !active || !stack) {
+    free(order); free(active); free(stack);
+    return CAPPROF_ENOMEM;
+  }
+  for (uint32_t i = 1; i < n; i++) order[i - 1] = i;
+  sort_nodes = nd;
+  qsort(order, n - 1, sizeof *order, by_incl_desc);
+  for (uint32_t k = n - 1; k-- > 0;) {       /* prepend smallest first */
+    uint32_t i = order[k];
+    nd[i].next = nd[nd[i].parent].first;
+    nd[nd[i].parent].first = i;
+  }
+
+  /* Depth-first with an explicit stack; a pushed ~i marks leaving node i. */
+  size_t sp = 0;
+  stack[sp++] = 0;
+  while (sp) {
+    uint32_t i = stack[--sp];
+    if (i & 0x80000000u) {
+      i = ~i;
+      active[nd[i].func]--;
+      continue;
+    }
+    if (i) {
+      if (active[nd[i].func]++ == 0) nd[i].flags |= PROF_OUTER;
+      stack[sp++] = ~i;
+    }
+    for (uint32_t c = nd[i].first; c != PROF_NONE; c = nd[c].next) stack[sp++] = c;
+  }
+  free(order);
+  free(active);
+  free(stack);
+  return 0;
+}
+
+/* Node i of a dump thread into prof_node form, compensated. */
+static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
+                    const struct cpd_node *c, uint64_t desc, struct prof_node *o)
+{
+  double n = (double)c->calls;
+  o->calls = c->calls;
+  o->desc_calls = desc;
+  o->flags = c->flags;
+  o->t.incl_raw = cpd_ticks_to_ns(d, (double)c->incl);
+  o->t.min_raw = cpd_ticks_to_ns(d, (double)c->min);
+  o->t.max_raw = cpd_ticks_to_ns(d, (double)c->max);
+  double incl = o->t.incl_raw - n * pd->inner_ns - (double)desc * pd->outer_ns;
+  o->t.incl = incl > 0 ? incl : 0;
+  o->t.min = o->t.min_raw > pd->inner_ns ? o->t.min_raw - pd->inner_ns : 0;
+  o->t.max = o->t.max_raw > pd->inner_ns ? o->t.max_raw - pd->inner_ns : 0;
+}
+
+static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,
+                      struct symbolizer *sym, struct u64map *keys)
+{
+  const struct cpd_dump *d = p->dumps[di].d;
+  struct prof_thread *t = &p->threads[p->nthreads];
+  memset(t, 0, sizeof *t);
+  t->tid = ct->tid;
+  t->dump = (int)di;
+  t->lost_calls = ct->lost_calls;
+  t->open_calls = ct->open_calls;
+  t->name = strdup(ct->name ? ct->name : "");
+  t->nnodes = t->cap = ct->node_count;
+  t->nodes = calloc(ct->node_count, sizeof *t->nodes);
+  uint64_t *desc = calloc(ct->node_count, sizeof *desc);
+  if (!t->name || !t->nodes || !desc) {
+    free(desc);
+    prof_thread_free(t);
+    return CAPPROF_ENOMEM;
+  }
+  p->nthreads++;
+  for (uint32_t i = ct->node_count; i-- > 1;)
+    desc[ct->nodes[i].parent] += desc[i] + ct->nodes[i].calls;
+  for (uint32_t i = 0; i < ct->node_count; i++) {
+    const struct cpd_node *c = &ct->nodes[i];
+    size_t slot = map_slot(keys, c->key);
+    uint32_t f = keys->vals[slot];
+    if (f == PROF_NONE) {
+      struct sym_info si;
+      sym_lookup(sym, c->key, &si);
+      f = prof_intern(p, si.name, si.module, si.file, si.line);
+      if (f == PROF_NONE || map_put(keys, slot, c->key, f) != 0) {
+        free(desc);
+        return CAPPROF_ENOMEM;
+      }
+      struct prof_func *fn = &p->funcs[f];
+      fn->zone = CPD_KEY_IS_ZONE(c->key);
+      fn->synthetic = CPD_KEY_IS_SPECIAL(c->key) && !fn->zone && !CPD_KEY_IS_SYMBOL(c->key);
+      if (fn->synthetic) fn->key = c->key;
+    }
+    struct prof_node *o = &t->nodes[i];
+    o->func = f;
+    o->parent = i ? c->parent : PROF_NONE;
+    convert(d, &p->dumps[di], c, desc[i], o);
+    p->dumps[di].calls += i ? c->calls : 0;
+  }
+  free(desc);
+  return finish_tree(t, p->nfuncs);
+}
+
+int prof_add_dump(struct profile *p, struct cpd_dump *d)
+{
+  struct prof_dump *nd = realloc(p->dumps, (p->ndumps + 1) * sizeof *nd);
+  if (!nd) { cpd_free(d); return CAPPROF_ENOMEM; }
+  p->dumps = nd;
+  struct prof_dump *pd = &p->dumps[p->ndumps];
+  uint32_t di = p->ndumps++;
+  memset(pd, 0, sizeof *pd);
+  pd->d = d;
+  pd->inner_ns = cpd_ticks_to_ns(d, (double)d->probe_inner_mt / 1000.0);
+  pd->outer_ns = cpd_ticks_to_ns(d, (double)d->probe_outer_mt / 1000.0);
+  struct prof_thread *nt = realloc(p->threads, (p->nthreads + d->nthreads) * sizeof *nt);
+  if (!nt && d->nthreads) return CAPPROF_ENOMEM;
+  if (nt) p->threads = nt;
+  struct symbolizer *sym = sym_open(d);
+  struct u64map keys;
+  int rc = sym && map_init(&keys, 1024) == 0 ? 0 : CAPPROF_ENOMEM;
+  for (uint32_t i = 0; !rc && i < d->nthreads; i++)
+    rc = add_thread(p, di, &d->threads[i], sym, &keys);
+  if (sym) map_free(&keys);
+  sym_close(sym);
+  return rc;
+}
+
+int prof_load(struct profile *p, const char *path)
+{
+  struct cpd_dump *d = tool_load(path);
+  if (!d) return -1;
+  if (prof_add_dump(p, d) != 0) {
+    tool_error("%s: out of memory", path);
+    return -1;
+  }
+  return 0;
+}
+
+struct profile *prof_new(void)
+{
+  struct profile *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->fmask = 255;
+  p->fhash = malloc((p->fmask + 1) * sizeof *p->fhash);
+  if (!p->fhash) { free(p); return NULL; }
+  for (uint32_t i = 0; i <= p->fmask; i++) p->fhash[i] = PROF_NONE;
+  return p;
+}
+
+struct profile *prof_load_all(int n, char **paths)
+{
+  struct profile *p = prof_new();
+  if (!p) { tool_error("out of memory"); return NULL; }
+  for (int i = 0; i < n; i++)
+    if (prof_load(p, paths[i]) != 0) { prof_free(p); return NULL; }
+  prof_flat(p);
+  return p;
+}
+
+void prof_thread_free(struct prof_thread *t)
+{
+  free(t->name);
+  free(t->nodes);
+  t->name = NULL;
+  t->nodes = NULL;
+}
+
+void prof_free(struct profile *p)
+{
+  if (!p) return;
+  for (uint32_t i = 0; i < p->nthreads; i++) prof_thread_free(&p->threads[i]);
+  for (uint32_t i = 0; i < p->ndumps; i++) cpd_free(p->dumps[i].d);
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    free(p->funcs[f].name);
+    free(p->funcs[f].module);
+    free(p->funcs[f].file);
+  }
+  free(p->threads);
+  free(p->dumps);
+  free(p->funcs);
+  free(p->fhash);
+  free(p);
+}
+
+/* ---- merging ------------------------------------------------------------------ */
+
+static void add_times(struct prof_node *o, const struct prof_node *s, int first)
+{
+  o->calls += s->calls;
+  o->desc_calls += s->desc_calls;
+  o->flags |= s->flags & CPD_NODE_OPEN;
+  o->t.incl += s->t.incl;
+  o->t.incl_raw += s->t.incl_raw;
+  if (first || s->t.min_raw < o->t.min_raw) { o->t.min_raw = s->t.min_raw; o->t.min = s->t.min; }
+  if (first || s->t.max_raw > o->t.max_raw) { o->t.max_raw = s->t.max_raw; o->t.max = s->t.max; }
+}
+
+int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
+                       struct prof_thread *out)
+{
+  memset(out, 0, sizeof *out);
+  out->dump = -1;
+  size_t total = 1;
+  for (uint32_t k = 0; k < n; k++) total += p->threads[idx[k]].nnodes - 1;
+  out->name = strdup(n ? p->threads[idx[0]].name : "");
+  out->tid = n ? p->threads[idx[0]].tid : 0;
+  out->nodes = calloc(total, sizeof *out->nodes);
+  uint32_t *map = NULL;
+  struct u64map paths;
+  int rc = map_init(&paths, total);
+  if (!out->name || !out->nodes || rc) goto oom;
+  out->nnodes = 1;
+  out->cap = (uint32_t)total;
+  out->nodes[0].parent = PROF_NONE;
+  out->nodes[0].func = n ? p->threads[idx[0]].nodes[0].func : 0;
+  for (uint32_t k = 0; k < n; k++) {
+    const struct prof_thread *t = &p->threads[idx[k]];
+    out->lost_calls += t->lost_calls;
+    out->open_calls += t->open_calls;
+    free(map);
+    map = malloc((size_t)t->nnodes * sizeof *map);
+    if (!map) goto oom;
+    map[0] = 0;
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+      const struct prof_node *s = &t->nodes[i];
+      uint64_t key = (uint64_t)map[s->parent] << 32 | s->func;
+      size_t slot = map_slot(&paths, key);
+      uint32_t o = paths.vals[slot];
+      int first = o == PROF_NONE;
+      if (first) {
+        o = out->nnodes++;
+        out->nodes[o].func = s->func;
+        out->nodes[o].parent = map[s->parent];
+        if (map_put(&paths, slot, key, o) != 0) goto oom;
+      }
+      add_times(&out->nodes[o], s, first);
+      map[i] = o;
+    }
+  }
+  free(map);
+  map_free(&paths);
+  return finish_tree(out, p->nfuncs);
+oom:
+  free(map);
+  map_free(&paths);
+  prof_thread_free(out);
+  return CAPPROF_ENOMEM;
+}
+
+/* ---- flat profile ------------------------------------------------------------- */
+
+void prof_flat(struct profile *p)
+{
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    p->funcs[f].calls = 0;
+    memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
+  }
+  uint8_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+  for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+      const struct prof_node *s = &t->nodes[i];
+      struct prof_func *f = &p->funcs[s->func];
+      int first = seen ? !seen[s->func] : 0;
+      f->calls += s->calls;
+      f->t.excl += s->t.excl;
+      f->t.excl_raw += s->t.excl_raw;
+      if (s->flags & PROF_OUTER) {
+        f->t.incl += s->t.incl;
+        f->t.incl_raw += s->t.incl_raw;
+      }
+      if (s->calls && (first || s->t.min_raw < f->t.min_raw)) {
+        f->t.min_raw = s->t.min_raw;
+        f->t.min = s->t.min;
+      }
+      if (s->calls && seen) seen[s->func] = 1;
+      if (s->t.max_raw > f->t.max_raw) { f->t.max_raw = s->t.max_raw; f->t.max = s->t.max; }
+    }
+  }
+  free(seen);
+}

@@ -1,0 +1,117 @@
+/*
+** profile.h -- the tool's profile model, shared by every subcommand and
+** export format: dumps loaded and symbolized, one call tree per thread with
+** compensated and raw times in nanoseconds, function identity by symbol
+** (name + module, never address, so runs with different ASLR line up),
+** trees merged across threads or dumps, and the flat per-function profile.
+**
+** Compensation (docs/tool.md): for a node with n calls, raw inclusive I and
+** D calls in the subtree below it, inclusive = max(0, I - n*inner - D*outer);
+** exclusive = max(0, inclusive - sum of the children's inclusive); min and
+** max per call lose inner, clamped at 0. inner and outer are the dump's probe
+** costs (probe_inner_mt, probe_outer_mt). Raw values are kept beside them.
+*/
+#ifndef CAPPROF_PROFILE_H
+#define CAPPROF_PROFILE_H
+
+#include <stdint.h>
+
+#include "dumpread.h"
+
+#define PROF_NONE UINT32_MAX
+#define PROF_OUTER 0x100u  /* node flag: no ancestor runs the same function */
+
+/* Times of a node or a function, in nanoseconds. */
+struct prof_times {
+  double incl, excl, min, max;            /* compensated */
+  double incl_raw, excl_raw, min_raw, max_raw;
+};
+
+struct prof_func {
+  char *name;              /* demangled function, zone or synthetic name */
+  char *module;            /* module base name, "" if none */
+  char *file;              /* source file or NULL */
+  unsigned line;           /* 0 if unknown */
+  int synthetic;           /* root, overflow and sink nodes */
+  int zone;                /* a zone (key CPD_KEY_ZONE), not a function */
+  uint64_t key;            /* the CPD_KEY_* of a synthetic node, else 0 */
+  /* Flat totals over every path, thread and dump, filled by prof_flat. The
+  ** inclusive times count outermost activations only, so recursion is not
+  ** counted twice; exclusive, calls, min and max count every activation. */
+  uint64_t calls;
+  struct prof_times t;
+};
+
+struct prof_node {
+  uint32_t func;           /* index into profile.funcs */
+  uint32_t parent;         /* < own index; PROF_NONE for node 0, the root */
+  uint32_t first, next;    /* children, largest inclusive first */
+  uint32_t flags;          /* CPD_NODE_OPEN, PROF_OUTER */
+  uint64_t calls;
+  uint64_t desc_calls;     /* calls in the subtree below this node */
+  struct prof_times t;
+};
+
+struct prof_thread {
+  uint64_t tid;
+  char *name;              /* "" if unnamed */
+  int dump;                /* index of its dump, -1 for a merged tree */
+  uint64_t lost_calls;
+  uint32_t open_calls;
+  uint32_t nnodes, cap;
+  struct prof_node *nodes; /* node 0 is the root; its incl is the total */
+};
+
+struct prof_dump {
+  struct cpd_dump *d;      /* owned */
+  double inner_ns, outer_ns;              /* probe costs per call */
+  uint64_t calls;          /* all calls in the dump */
+};
+
+struct profile {
+  uint32_t ndumps;
+  struct prof_dump *dumps;
+  uint32_t nthreads;
+  struct prof_thread *threads;
+  uint32_t nfuncs, capfuncs;
+  struct prof_func *funcs;
+  uint32_t *fhash;         /* open addressing over funcs, size fmask + 1 */
+  uint32_t fmask;
+};
+
+/* A new empty profile, or NULL when out of memory. Not thread-safe. */
+struct profile *prof_new(void);
+void prof_free(struct profile *p);
+
+/* Load, symbolize and add one dump file; every thread becomes a tree. On
+** failure prints one 'capprof: ...' line and returns -1. */
+int prof_load(struct profile *p, const char *path);
+/* As prof_load for a parsed dump; the profile takes ownership of d, even on
+** failure. Returns 0, or CAPPROF_ENOMEM. */
+int prof_add_dump(struct profile *p, struct cpd_dump *d);
+
+/* Load every path into a new profile; NULL (after an error line) on failure. */
+struct profile *prof_load_all(int n, char **paths);
+
+/* The function index for (name, module), added if new; PROF_NONE when out
+** of memory. */
+uint32_t prof_intern(struct profile *p, const char *name, const char *module, const char *file,
+                     unsigned line);
+
+/* A new tree summing the trees of threads idx[0..n-1], paths matched by
+** function. Returns 0 and fills *out (name and tid from the first), or
+** CAPPROF_ENOMEM. Free with prof_thread_free. */
+int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
+                       struct prof_thread *out);
+void prof_thread_free(struct prof_thread *t);
+
+/* Recompute the flat per-function totals from all threads of the profile. */
+void prof_flat(struct profile *p);
+
+/* The function index for (name, module), or PROF_NONE if absent. */
+uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
+
+/* The first function whose name equals name, or else contains it; PROF_NONE. */
+uint32_t prof_find_func(const struct profile *p, const char *name);
+
+#endif /* CAPPROF_PROFILE_H */

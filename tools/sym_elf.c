@@ -1,0 +1,161 @@
+/*
+** sym_elf.c -- the ELF/DWARF back end of the symbolizer, on elfutils'
+** libdwfl. Each module of the dump gets its own Dwfl session, opened on first
+** use: the recorded path if its build-id matches the dump's, otherwise the
+** separate debug file found by build-id under /usr/lib/debug/.build-id/.
+** libdwfl's standard find-debuginfo then locates DWARF for stripped files.
+*/
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols.h"
+
+struct elf_module {
+  int state;               /* 0 not opened yet, 1 usable, -1 unusable */
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+  uint64_t delta;          /* added to a run-time address gives a Dwfl address */
+  char *file;              /* the file the symbols come from (malloc'd) */
+};
+
+struct sym_backend {
+  const struct cpd_dump *d;
+  struct elf_module *mods; /* one per module of the dump */
+};
+
+static char *debuginfo_path;   /* NULL: libdwfl's default search path */
+
+static const Dwfl_Callbacks callbacks = {
+  .find_elf = dwfl_build_id_find_elf,
+  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = &debuginfo_path,
+};
+
+struct sym_backend *symb_open(const struct cpd_dump *d)
+{
+  struct sym_backend *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->d = d;
+  b->mods = calloc(d->nmodules ? d->nmodules : 1, sizeof *b->mods);
+  if (!b->mods) { free(b); return NULL; }
+  return b;
+}
+
+void symb_close(struct sym_backend *b)
+{
+  if (!b) return;
+  for (uint32_t i = 0; i < b->d->nmodules; i++)
+  {
+    if (b->mods[i].dwfl) dwfl_end(b->mods[i].dwfl);
+    free(b->mods[i].file);
+  }
+  free(b->mods);
+  free(b);
+}
+
+/* Report file as module m into a fresh session. Returns 0 and fills em, or
+** 1 if the file opened but its build-id differs, or -1 if it did not open. */
+static int try_file(const struct cpd_module *m, const char *file, struct elf_module *em)
+{
+  if (access(file, R_OK) != 0) return -1;
+  Dwfl *dwfl = dwfl_begin(&callbacks);
+  if (!dwfl) return -1;
+  dwfl_report_begin(dwfl);
+  Dwfl_Module *mod = dwfl_report_elf(dwfl, sym_base_name(m->path), file, -1, m->base, false);
+  dwfl_report_end(dwfl, NULL, NULL);
+  if (!mod) { dwfl_end(dwfl); return -1; }
+  if (m->id_kind == CPD_MODID_GNU_BUILD_ID && m->id_len) {
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len != (int)m->id_len || memcmp(bits, m->id, m->id_len) != 0) {
+      dwfl_end(dwfl);
+      return 1;
+    }
+  }
+  Dwarf_Addr bias = 0;
+  if (!dwfl_module_getelf(mod, &bias)) { dwfl_end(dwfl); return -1; }
+  em->dwfl = dwfl;
+  em->mod = mod;
+  em->delta = bias - m->base;
+  em->file = strdup(file);
+  return 0;
+}
+
+static void open_module(struct sym_backend *b, int i)
+{
+  const struct cpd_module *m = &b->d->modules[i];
+  struct elf_module *em = &b->mods[i];
+  em->state = -1;
+  if (!strchr(m->path, '/')) return;    /* linux-vdso.so.1: in no file */
+  int rc = m->path[0] ? try_file(m, m->path, em) : -1;
+  if (rc == 0) { em->state = 1; return; }
+  int file_errno = errno;
+  /* The separate debug file named by build-id has the symbols and DWARF. */
+  if (m->id_kind == CPD_MODID_GNU_BUILD_ID && m->id_len >= 2) {
+    char dbg[4096];
+    int n = snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%02x/", m->id[0]);
+    for (uint32_t k = 1; k < m->id_len && n < (int)sizeof dbg - 8; k++)
+      n += snprintf(dbg + n, sizeof dbg - (size_t)n, "%02x", m->id[k]);
+    snprintf(dbg + n, sizeof dbg - (size_t)n, ".debug");
+    if (try_file(m, dbg, em) == 0) { em->state = 1; return; }
+  }
+  if (rc == 1)
+    sym_module_problem(b->d, i, "build-id differs from the dump's (the binary was rebuilt)");
+  else
+    sym_module_problem(b->d, i, file_errno == ENOENT ? "file not found (moved or deleted)"
+                                                     : "cannot read the file");
+}
+
+int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char **file,
+                unsigned *line)
+{
+  struct elf_module *em = &b->mods[m];
+  if (em->state == 0) open_module(b, m);
+  if (em->state != 1) return -1;
+  Dwarf_Addr q = addr + em->delta;
+  GElf_Off off = 0;
+  GElf_Sym es;
+  const char *nm = dwfl_module_addrinfo(em->mod, q, &off, &es, NULL, NULL, NULL);
+  if (!nm || !nm[0]) return -1;
+  char *dem = sym_demangle(nm);
+  *name = dem ? dem : strdup(nm);
+  if (!*name) return -1;
+  *file = NULL;
+  *line = 0;
+  /* The line of the function's first address: where it is defined. */
+  Dwfl_Line *l = dwfl_module_getsrc(em->mod, q - off);
+  int ln = 0;
+  const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : NULL;
+  if (src) {
+    *file = strdup(src);
+    *line = ln > 0 ? (unsigned)ln : 0;
+  }
+  return 0;
+}
+
+int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n)
+{
+  struct elf_module *em = &b->mods[m];
+  if (em->state == 0) open_module(b, m);
+  if (em->state != 1) {
+    buf[0] = '\0';
+    return -1;
+  }
+  Dwarf_Addr bias;
+  const char *dbg = NULL;
+  int has_dwarf = dwfl_module_getdwarf(em->mod, &bias) != NULL;
+  if (has_dwarf)
+    dwfl_module_info(em->mod, NULL, NULL, NULL, NULL, NULL, NULL, &dbg);
+  int syms = dwfl_module_getsymtab(em->mod);
+  snprintf(buf, n, "%d symbols from %s%s%s", syms > 0 ? syms : 0, em->file,
+           has_dwarf ? ", lines from " : ", no line info",
+           has_dwarf ? (dbg && dbg[0] ? dbg : em->file) : "");
+  return 0;
+}
