@@ -31,9 +31,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=2; TPROCS=1; PEER_ROUNDS=1
+  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=8; TPROCS=1; PEER_ROUNDS=1
 else
-  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=7; TPROCS=3; PEER_ROUNDS=3
+  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=40; TPROCS=3; PEER_ROUNDS=3
 fi
 
 # ---- build ------------------------------------------------------------------
