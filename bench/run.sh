@@ -31,9 +31,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=8; TPROCS=1; PEER_ROUNDS=1
+  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=8; TPROCS=1; PEER_ROUNDS=1; FW=110
 else
-  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=40; TPROCS=3; PEER_ROUNDS=3
+  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=40; TPROCS=3; PEER_ROUNDS=3; FW=400
 fi
 
 # ---- build ------------------------------------------------------------------
@@ -203,10 +203,11 @@ for b in "${builds[@]}"; do
     fi
   done
 
-  # (f) a real program: the capprof tool itself running 'tree' on the (b)
-  # dump; plain, instrumented, under uftrace (-pg) and gprof (-pg); wall time.
+  # (f) a real program: the capprof tool itself running 'tree' on a dump of
+  # FW + FW^2 nodes; plain, instrumented, under uftrace (-pg) and gprof
+  # (-pg); best wall time of ROUNDS runs each, interleaved.
   if [ -x "$w/capprof_cap" ]; then
-    "$w/wl_cap" wide $WIDE 1 >/dev/null
+    "$w/wl_cap" wide $FW 1 >/dev/null
     mv "$(ls "$tmp"/wl_cap.*.capprof | head -1)" "$tmp/in.cpd"
     for ((i = 0; i < ROUNDS; i++)); do
       for v in plain cap; do
@@ -223,7 +224,7 @@ for b in "${builds[@]}"; do
     done
     fcalls=$(kv "$("$w/bench_dumpstat" "$tmp/f.cpd")" calls)
     fo=$(calc "(${wall_min[$cc.fcap]} - ${wall_min[$cc.fplain]}) / $fcalls" 2)
-    row "(f) capprof tree, itself instrumented ($fcalls calls)" "$fo ns/call; $(calc "${wall_min[$cc.fcap]}/${wall_min[$cc.fplain]}") x plain run time" "-" "-"
+    row "(f) capprof tree on $((FW + FW * FW))-node dump, instrumented ($fcalls calls)" "$fo ns/call; $(calc "${wall_min[$cc.fcap]}/${wall_min[$cc.fplain]}") x plain run time" "-" "-"
     if [ -n "${wall_min[$cc.fuft]:-}" ]; then
       fu=$(calc "(${wall_min[$cc.fuft]} - ${wall_min[$cc.fplain]}) / $fcalls" 2)
       row "(f) same under uftrace record --no-libcall (-pg)" "$fu ns/call = $(calc "$fu/$fo") x capprof" ">= 2.5x capprof" "$(ok "$fu/$fo >= 2.5")"
