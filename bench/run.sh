@@ -222,6 +222,10 @@ for b in "${builds[@]}"; do
       if command -v uftrace >/dev/null; then
         frun fuft uftrace record --no-libcall -d "$tmp/uftrace.data" "$w/capprof_pg" tree "$tmp/in.cpd"
         rm -rf "$tmp/uftrace.data"
+        if [ -x "$w/capprof_cyg" ]; then
+          frun fcyg uftrace record --no-libcall -d "$tmp/uftrace.data" "$w/capprof_cyg" tree "$tmp/in.cpd"
+          rm -rf "$tmp/uftrace.data"
+        fi
       fi
       frun fgprof env -C "$tmp" "$w/capprof_pg" tree "$tmp/in.cpd"
       rm -f "$tmp/gmon.out"
@@ -233,6 +237,10 @@ for b in "${builds[@]}"; do
     if [ -n "${wall_min[$cc.fuft]:-}" ]; then
       fu=$(( ${wall_min[$cc.fuft]} - fp ))
       row "(f) same under uftrace record --no-libcall (-pg)" "+$(calc "100*$fu/$fp" 1) % CPU = $(calc "$fu/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fu/$fo >= 2.5")"
+      if [ -n "${wall_min[$cc.fcyg]:-}" ]; then
+        fy=$(( ${wall_min[$cc.fcyg]} - fp ))
+        row "(f) uftrace on the $flag build (same calls)" "+$(calc "100*$fy/$fp" 1) % CPU = $(calc "$fy/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fy/$fo >= 2.5")"
+      fi
     fi
     fg=$(( ${wall_min[$cc.fgprof]} - fp ))
     row "(f) same with gprof (-pg)" "+$(calc "100*$fg/$fp" 1) % CPU = $(calc "$fg/$fo") x capprof's" "-" "-"
