@@ -4,17 +4,16 @@
 ** of zone names, and the per-thread counts of mismatched BEGIN/END. The
 ** hooks never come here; zones cost nothing to programs that do not use them.
 **
-** Where a zone sits. A zone belongs to the function that begins it. Its frame
-** gets a stack pointer just below that function's frame, so that the rules of
-** the hooks (pop every frame whose sp is below the current one) put it above
-** the function's callees and pop it, counted as left open, when the function
-** returns without ending it:
-**   - the innermost live frame is a hooked function F: sp = F's sp - 1;
-**   - it is a zone anchored to a function: the same sp (zones of one
-**     function share it);
-**   - no hooked function is open (a zones-only program): the address of the
-**     caller's own frame, minus 1, so that zones of functions that returned
-**     are recognised as dead by later BEGINs and ENDs there too.
+** Where a zone sits. A zone belongs to the function that begins it. Its
+** frame takes the stack pointer of the innermost open hooked function (the
+** hooks record the hook's frame address, and this file's functions have the
+** same frame address when called from the same function), so the hooks'
+** rules (a frame whose sp is below the current one is dead) put it above the
+** function's callees, inlined ones included, and the function's exit hook
+** pops it, counted as left open, if the function returns without ending it.
+** With no hooked function open (a zones-only program) it takes the address
+** of the caller's own frame: zones of functions that returned are then
+** recognised as dead by later BEGINs and ENDs in shallower frames.
 */
 #include <string.h>
 
@@ -283,7 +282,7 @@ static void close_to(struct cp_thread *t, struct cp_frame *g, uint64_t now)
 
 uint64_t capprof_zone_begin(const char *name)
 {
-  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return 0;
   os_errsave e = os_save_errors();
@@ -294,14 +293,10 @@ uint64_t capprof_zone_begin(const char *name)
   uint64_t key = CPD_KEY_ZONE | id;
 
   struct cp_frame *f = t->top;
-  if (f->sp < here) f = calltree_unwind(t, here, 0, cp_now());   /* dead frames */
-  uintptr_t sp = here;
-  if (f > t->frames) {
-    struct cp_frame *g = f;
-    while (g > t->frames && cp_frame_is_zone(t, g)) g--;
-    if (g > t->frames) sp = cp_frame_is_zone(t, f) ? f->sp : f->sp - 1;  /* anchored */
-    else if (f->sp < sp) sp = f->sp;                                       /* zones only */
-  }
+  if (f->sp < here) f = calltree_unwind(t, here, cp_now());      /* dead frames */
+  struct cp_frame *g = f;
+  while (g > t->frames && cp_frame_is_zone(t, g)) g--;
+  uintptr_t sp = g > t->frames ? g->sp : here;    /* anchored, or zones only */
   if (CP_UNLIKELY(f + 1 >= t->commit_end) && !(f = calltree_grow(t))) goto out;
   uint32_t c = t->nodes[f->node].hot;
   if (t->nodes[c].key != key || t->nodes[c].parent != f->node) {
@@ -321,7 +316,7 @@ out:
 int capprof_zone_end(const char *name)
 {
   uint64_t now = cp_now();
-  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return cp_g.disabled ? CAPPROF_EDISABLED : 0;
   os_errsave e = os_save_errors();
@@ -329,7 +324,7 @@ int capprof_zone_end(const char *name)
   struct cp_zones *z = thread_zones(t);
   if (!z) goto out;
   struct cp_frame *f = t->top;
-  if (f->sp < here) f = calltree_unwind(t, here, 0, now);        /* dead frames */
+  if (f->sp < here) f = calltree_unwind(t, here, now);           /* dead frames */
   int named = name && *name;
   uint32_t id = named ? zone_id(t, z, name) : UINT32_MAX;
   /* The candidates: the zones above the innermost live function frame. */
