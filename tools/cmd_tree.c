@@ -89,10 +89,13 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
              fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
              fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
              fmt_pct(incl, total, g, sizeof g));
+      static const char indent[] = "                                        "
+                                   "                                        ";
       uint32_t dep = depth[i] - 1;
       if (dep > 40) printf("[%u] ", dep);
-      for (uint32_t k = 0; k < (dep > 40 ? 40 : dep); k++) fputs("  ", stdout);
-      printf("%s%s\n", fn->name, n->flags & CPD_NODE_OPEN ? " [still running]" : "");
+      fwrite(indent, 1, 2 * (dep > 40 ? 40 : dep), stdout);
+      fputs(fn->name, stdout);
+      fputs(n->flags & CPD_NODE_OPEN ? " [still running]\n" : "\n", stdout);
     }
     if (o->depth >= 0 && depth[i] >= o->depth) continue;
     size_t k = 0;
