@@ -52,6 +52,9 @@ int tool_close_out(FILE *f, const char *path);
 const char *fmt_ns(double ns, char *buf, size_t n);
 /* A percentage "12.3%" of whole (0 when whole is 0). */
 const char *fmt_pct(double part, double whole, char *buf, size_t n);
+/* Decimal digits of v into buf (n >= 21); returns the length. No printf:
+** exports format millions of numbers. */
+size_t fmt_u64(uint64_t v, char *buf, size_t n);
 /* An integer with thousands separators. */
 const char *fmt_count(uint64_t v, char *buf, size_t n);
 

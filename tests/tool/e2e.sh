@@ -1,0 +1,116 @@
+#!/bin/sh
+# e2e.sh CAPPROF CC RUNTIME_LIB WORKDIR -- end-to-end test of the capprof
+# tool on tests/tool/calls.c: golden call tree (times masked), report,
+# callers/callees, every export format, merge, diff, and the one-line errors
+# for bad input (missing, truncated and garbage dumps, unknown options, a
+# rebuilt and a deleted binary).
+set -eu
+CAPPROF=$1 CC=$2 LIB=$3 W=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$W" && mkdir -p "$W" && cd "$W"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect STATUS CMD...: runs CMD, checks its exit status and, for errors,
+# that stderr is lines starting "capprof: ".
+expect() {
+  want=$1; shift
+  set +e; "$@" >out.txt 2>err.txt; got=$?; set -e
+  [ "$got" = "$want" ] || fail "$* exited $got, wanted $want: $(cat err.txt)"
+  if [ "$want" != 0 ]; then
+    [ -s err.txt ] || fail "$*: no message"
+    grep -qv '^capprof: ' err.txt && fail "$*: stray stderr: $(cat err.txt)"
+  fi
+  return 0
+}
+
+$CC -O0 -g -finstrument-functions "$HERE/calls.c" "$LIB" -lpthread -o calls
+./calls >/dev/null
+./calls >/dev/null
+set -- calls.*.capprof
+D1=$1 D2=$2
+
+# the CAP tree, times masked
+expect 0 "$CAPPROF" tree --sort=name "$D1"
+python3 "$HERE/mask.py" <out.txt >tree.txt
+diff -u "$HERE/calls.tree.golden" tree.txt || fail "tree differs from calls.tree.golden"
+expect 0 "$CAPPROF" tree --merge-threads --depth 2 --prune 1 --raw "$D1"
+grep -q '^all threads' out.txt || fail "tree --merge-threads"
+grep -q '      fib$' out.txt && fail "tree --depth 2 shows depth 3"
+
+# the flat profile: fib(10) is 177 calls, leaf 3 + 5 + 2
+expect 0 "$CAPPROF" report --sort=calls --limit 3 "$D1"
+grep -Eq '  177 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "report: fib: $(cat out.txt)"
+grep -Eq '   10 .* leaf  \(calls.c:[0-9]+\)$' out.txt || fail "report: leaf"
+[ "$(wc -l <out.txt)" = 5 ] || fail "report --limit 3"
+for s in self total calls avg max name; do expect 0 "$CAPPROF" report -s $s "$D1"; done
+expect 0 "$CAPPROF" report "$D1" "$D2"
+grep -Eq '  354 .* fib ' out.txt || fail "report of two dumps sums calls"
+
+# callers and callees
+expect 0 "$CAPPROF" callers middle "$D1"
+grep -Eq '^ +1 .*  worker$' out.txt && grep -Eq '^ +1 .*  apply$' out.txt &&
+  grep -Eq '^ +1 .*  main$' out.txt || fail "callers middle: $(cat out.txt)"
+expect 0 "$CAPPROF" callees middle "$D1"
+grep -Eq '^ +10 .*  leaf$' out.txt || fail "callees middle: $(cat out.txt)"
+expect 1 "$CAPPROF" callers no_such_function "$D1"
+
+# exports
+for f in json speedscope csv folded; do
+  expect 0 "$CAPPROF" export --format=$f -o out.$f "$D1" "$D2"
+  python3 "$HERE/check_exports.py" $f out.$f || fail "export $f"
+done
+expect 0 "$CAPPROF" export --format=callgrind -o callgrind.out "$D1"
+callgrind_annotate --inclusive=yes callgrind.out >annotate.txt 2>&1 || fail "callgrind_annotate"
+grep -q 'calls.c:fib' annotate.txt && grep -q 'calls.c:main' annotate.txt ||
+  fail "callgrind_annotate output: $(head -30 annotate.txt)"
+
+# merge and diff
+expect 0 "$CAPPROF" merge -o merged.capprof "$D1" "$D2"
+expect 0 "$CAPPROF" report merged.capprof
+grep -Eq '  354 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "merged report: $(cat out.txt)"
+expect 0 "$CAPPROF" tree --sort=name merged.capprof
+python3 "$HERE/mask.py" <out.txt | sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N calls,/' >m.txt
+sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N calls,/' "$HERE/calls.tree.golden" >g.txt
+diff -u g.txt m.txt || fail "merged tree has other paths"
+expect 0 "$CAPPROF" info merged.capprof
+expect 0 "$CAPPROF" diff "$D1" "$D2"
+[ "$(grep -c '+0.0%' out.txt)" -ge 6 ] || fail "diff: $(cat out.txt)"
+expect 0 "$CAPPROF" diff --sort=calls --limit 2 merged.capprof "$D1"
+
+# --help everywhere; unknown options and commands
+for c in info tree report callers callees export merge diff; do
+  expect 0 "$CAPPROF" $c --help
+  expect 2 "$CAPPROF" $c --no-such-option "$D1"
+done
+expect 2 "$CAPPROF" no-such-command
+expect 2 "$CAPPROF" tree --depth
+expect 2 "$CAPPROF" tree --prune 200 "$D1"
+expect 2 "$CAPPROF" export --format=xml "$D1"
+
+# bad dumps
+expect 1 "$CAPPROF" report missing.capprof
+head -c 100 "$D1" >truncated.capprof
+expect 1 "$CAPPROF" tree truncated.capprof
+: >empty.capprof
+expect 1 "$CAPPROF" report empty.capprof
+head -c 5000 /dev/urandom >garbage.capprof
+expect 1 "$CAPPROF" info garbage.capprof
+expect 1 "$CAPPROF" merge -o "$D1" "$D1"
+
+# a rebuilt and a deleted binary: a warning line, output with
+# module+0xoffset names, exit status 3
+cp calls calls2 && ./calls2 >/dev/null
+set -- calls2.*.capprof
+R=$1
+$CC -O1 -g -finstrument-functions "$HERE/calls.c" "$LIB" -lpthread -o calls2
+expect 3 "$CAPPROF" report "$R"
+grep -q 'rebuilt' err.txt || fail "no rebuilt warning: $(cat err.txt)"
+grep -q 'calls2+0x' out.txt || fail "no module+offset names"
+rm calls2
+expect 3 "$CAPPROF" tree "$R"
+grep -q 'not found' err.txt || fail "no missing-file warning: $(cat err.txt)"
+[ "$(wc -l <err.txt)" = 1 ] || fail "warned more than once"
+
+[ $fails = 0 ] && echo "e2e: all passed" && exit 0
+echo "e2e: $fails failures"
+exit 1

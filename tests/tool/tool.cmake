@@ -1,0 +1,65 @@
+# Tests of the capprof tool (tests/tool/): the model's CMocka suite, the
+# end-to-end script with golden tree, exports, merge/diff and bad input, call
+# counts against valgrind's callgrind, million-node performance, and the
+# dump reader's libFuzzer target. Included from tests/CMakeLists.txt.
+set(TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR})
+
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)
+endif()
+if(CMOCKA_FOUND)
+  add_executable(test_tool_profile ${TOOL_TESTS}/test_profile.c)
+  target_link_libraries(test_tool_profile PRIVATE capprof_model PkgConfig::CMOCKA)
+  add_test(NAME tool_profile COMMAND test_tool_profile)
+endif()
+
+add_executable(tool_gen_dump ${TOOL_TESTS}/gen_dump.c)
+target_link_libraries(tool_gen_dump PRIVATE capprof_model)
+
+add_test(NAME tool_e2e COMMAND sh ${TOOL_TESTS}/e2e.sh $<TARGET_FILE:capprof_tool>
+  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e)
+
+add_test(NAME tool_perf COMMAND sh ${TOOL_TESTS}/perf.sh $<TARGET_FILE:capprof_tool>
+  $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_perf)
+set_tests_properties(tool_perf PROPERTIES RUN_SERIAL TRUE)
+
+find_program(CAPPROF_CLANG NAMES clang clang-14)
+find_program(CAPPROF_VALGRIND valgrind)
+if(CAPPROF_CLANG AND CAPPROF_VALGRIND)
+  add_test(NAME tool_vs_callgrind COMMAND sh ${TOOL_TESTS}/vs_callgrind.sh
+    $<TARGET_FILE:capprof_tool> ${CAPPROF_CLANG} $<TARGET_FILE:capprof>
+    ${CMAKE_CURRENT_BINARY_DIR}/tool_vs_callgrind)
+endif()
+
+# The fuzzer needs clang's libFuzzer, whatever compiler builds the rest: it
+# is compiled by a custom command so a GCC build can still run it.
+if(CAPPROF_CLANG)
+  option(CAPPROF_FUZZ "Build and run the dump reader's libFuzzer target (clang)" ON)
+else()
+  set(CAPPROF_FUZZ OFF)
+endif()
+if(CAPPROF_FUZZ)
+  set(fuzz_srcs ${TOOL_TESTS}/fuzz_dumpread.c ${PROJECT_SOURCE_DIR}/tools/dumpread.c
+    ${PROJECT_SOURCE_DIR}/tools/profile.c ${PROJECT_SOURCE_DIR}/tools/symbols.c
+    ${PROJECT_SOURCE_DIR}/tools/sym_none.c ${PROJECT_SOURCE_DIR}/tools/util.c)
+  add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
+    COMMAND ${CAPPROF_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined
+      -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/include
+      -I${PROJECT_SOURCE_DIR}/tools ${fuzz_srcs} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
+    DEPENDS ${fuzz_srcs} ${PROJECT_SOURCE_DIR}/tools/dumpread.h ${PROJECT_SOURCE_DIR}/src/dumpfmt.h
+    COMMENT "Building the dump reader's fuzzer with clang")
+  add_custom_target(fuzz_dumpread ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread)
+  # Seed corpus: small valid dumps from gen_dump, made at test time; then a
+  # bounded run (CAPPROF_FUZZ_SECONDS, default 60).
+  set(CAPPROF_FUZZ_SECONDS 60 CACHE STRING "Seconds the fuzz test runs")
+  add_test(NAME tool_fuzz_dumpread COMMAND sh -c
+    "set -e; rm -rf corpus; mkdir -p corpus; \
+     $<TARGET_FILE:tool_gen_dump> corpus/small small 8; \
+     $<TARGET_FILE:tool_gen_dump> corpus/zones zones 6; \
+     $<TARGET_FILE:tool_gen_dump> corpus/deep deep 40; \
+     $<TARGET_FILE:tool_gen_dump> corpus/bushy bushy 30; \
+     ./fuzz_dumpread -max_total_time=${CAPPROF_FUZZ_SECONDS} -rss_limit_mb=1024 \
+       -max_len=65536 -print_final_stats=1 corpus"
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()
