@@ -43,7 +43,7 @@ grep -Eq '  177 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "report: fib: $(cat
 grep -Eq '   10 .* leaf  \(calls.c:[0-9]+\)$' out.txt || fail "report: leaf"
 [ "$(wc -l <out.txt)" = 5 ] || fail "report --limit 3"
 for s in self total calls avg max name; do expect 0 "$CAPPROF" report -s $s "$D1"; done
-expect 0 "$CAPPROF" report "$D1" "$D2"
+expect 0 "$CAPPROF" report --sum "$D1" "$D2"
 grep -Eq '  354 .* fib ' out.txt || fail "report of two dumps sums calls"
 
 # callers and callees
