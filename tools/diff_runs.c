@@ -92,8 +92,8 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
   qsort(rows, n, sizeof *rows, by_change);
 
   printf("%u run%s before, %u run%s after%s. %s per function: mean per run +- sample\n"
-         "standard deviation across runs; a change is 'real' when it exceeds the run-to-run spread (Welch's t "
-         "test, 95%%),\n'noise' when it does not%s.\n",
+         "standard deviation across runs. A change is 'real' when it exceeds the\n"
+         "run-to-run spread (Welch's t test, 95%%), 'noise' when it does not%s.\n",
          ra.nruns, ra.nruns == 1 ? "" : "s", rb.nruns, rb.nruns == 1 ? "" : "s",
          raw ? " (raw times)" : "", key == 0 ? "Self time" : key == 1 ? "Total time" : "Calls",
          ra.nruns < 2 || rb.nruns < 2 ? "; each side needs two runs or more for a verdict" : "");
