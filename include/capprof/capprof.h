@@ -146,11 +146,22 @@ CAPPROF_API void capprof_zone_end_token(uint64_t token);
 #    define CAPPROF_ZONE_INLINE_CXX_
 #  endif
 
+/* The zone functions find their caller's frame by their own frame address:
+** a call in tail position, compiled as a jump, would run one frame too high.
+** The empty volatile asm after the call keeps it a real call. */
+#  if defined(__GNUC__) || defined(__clang__)
+#    define CAPPROF_NO_TAILCALL_() __asm__ __volatile__("")
+#  else
+#    define CAPPROF_NO_TAILCALL_() ((void)0)
+#  endif
+
 /* CAPPROF_ZONE_BEGIN("name") ... CAPPROF_ZONE_END(): a zone closed by hand.
 ** CAPPROF_ZONE_END("name") (a string literal) also checks which zone it
 ** closes. Both are statements. */
-#  define CAPPROF_ZONE_BEGIN(name) ((void)capprof_zone_begin(name))
-#  define CAPPROF_ZONE_END(...) ((void)capprof_zone_end("" __VA_ARGS__))
+#  define CAPPROF_ZONE_BEGIN(name) \
+     do { (void)capprof_zone_begin(name); CAPPROF_NO_TAILCALL_(); } while (0)
+#  define CAPPROF_ZONE_END(...) \
+     do { (void)capprof_zone_end("" __VA_ARGS__); CAPPROF_NO_TAILCALL_(); } while (0)
 
 #  if defined(__cplusplus)
 namespace capprof {
