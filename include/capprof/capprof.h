@@ -203,6 +203,17 @@ CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 #  define CAPPROF_ZONE_END(...) ((void)0)
 #  define CAPPROF_ZONE(name) ((void)sizeof(name))
 #  define CAPPROF_FUNCTION() ((void)0)
+#  if defined(__cplusplus)
+namespace capprof {
+/* Without CAPPROF_ENABLED a zone object does nothing and references nothing. */
+class Zone {
+public:
+  explicit Zone(const char *) {}
+  Zone(const Zone &) = delete;
+  Zone &operator=(const Zone &) = delete;
+};
+} /* namespace capprof */
+#  endif
 
 #endif /* CAPPROF_ENABLED */
 
