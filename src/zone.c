@@ -193,7 +193,8 @@ static uint32_t zone_id(struct cp_thread *t, struct cp_zones *z, const char *nam
   if (c->ptr == name && c->id < Z.count) {
     const char *s = Z.names[c->id];
     uint32_t len = Z.lens[c->id];
-    if (memcmp(s, name, len) == 0 && (name[len] == '\0' || len == NAME_MAX_LEN)) return c->id;
+    /* strncmp stops at name's end: a shorter name is never read past. */
+    if (strncmp(s, name, len) == 0 && (len == NAME_MAX_LEN || name[len] == '\0')) return c->id;
   }
   size_t len = strnlen(name, NAME_MAX_LEN);
   uint32_t saved = t->gate;

@@ -5,6 +5,7 @@
 ** address, since ASLR moves code between runs; threads are matched by name
 ** and order. The merged dump's format is in docs/dump-format.md: nodes carry
 ** symbol keys whose names sit in the STRINGS section, times are nanoseconds.
+** Zone mismatch counts (ZONE_ISSUES) follow their threads.
 */
 #include <getopt.h>
 #include <inttypes.h>
@@ -165,6 +166,40 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
   d->probe_outer_mt = ns(outer / w * 1000.0);
 }
 
+/* Zone mismatch counts of the source threads of merged thread out_thread,
+** their names re-interned in the merged STRINGS. Returns -1 when out of
+** memory. */
+static int add_zone_issues(struct builder *b, const struct profile *p, const uint32_t *members,
+                           uint32_t n, uint32_t out_thread, uint32_t *cap)
+{
+  struct cpd_dump *d = b->d;
+  for (uint32_t k = 0; k < n; k++) {
+    const struct prof_thread *pt = &p->threads[members[k]];
+    const struct cpd_dump *sd = p->dumps[pt->dump].d;
+    for (uint32_t i = 0; i < sd->nzone_issues; i++) {
+      const struct cpd_zone_issue *z = &sd->zone_issues[i];
+      if (sd->threads[z->thread].tid != pt->tid) continue;
+      const char *name = sd->strings[z->zone];
+      uint32_t s = 0;
+      while (s < d->nstrings && strcmp(d->strings[s], name)) s++;
+      if (s == d->nstrings) s = add_string(b, strdup(name));
+      if (b->oom) return -1;
+      if (d->nzone_issues == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 16;
+        struct cpd_zone_issue *nz = realloc(d->zone_issues, nc * sizeof *nz);
+        if (!nz) return -1;
+        d->zone_issues = nz;
+        *cap = nc;
+      }
+      struct cpd_zone_issue *o = &d->zone_issues[d->nzone_issues++];
+      *o = *z;
+      o->thread = out_thread;
+      o->zone = s;
+    }
+  }
+  return 0;
+}
+
 static int build(struct builder *b, struct profile *p)
 {
   struct cpd_dump *d = b->d;
@@ -192,7 +227,7 @@ static int build(struct builder *b, struct profile *p)
   ** thread named X of the others. */
   uint32_t nt = p->nthreads;
   uint32_t *group = malloc((nt + 1) * sizeof *group), *ord = malloc((nt + 1) * sizeof *ord);
-  uint32_t *members = malloc((nt + 1) * sizeof *members), ngroups = 0;
+  uint32_t *members = malloc((nt + 1) * sizeof *members), ngroups = 0, zcap = 0;
   d->threads = calloc(nt + 1, sizeof *d->threads);
   b->func_key_lo = calloc(p->nfuncs + 1, sizeof *b->func_key_lo);
   b->func_mod = calloc(p->nfuncs + 1, sizeof *b->func_mod);
@@ -217,7 +252,7 @@ static int build(struct builder *b, struct profile *p)
     if (prof_merge_threads(p, members, n, &t) != 0) goto out;
     int bad = add_tree(b, p, &t, members, n);
     prof_thread_free(&t);
-    if (bad) goto out;
+    if (bad || add_zone_issues(b, p, members, n, d->nthreads - 1, &zcap) != 0) goto out;
   }
   rc = 0;
 out:

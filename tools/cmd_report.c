@@ -105,6 +105,13 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
                                      : p->threads[i].nodes[0].t.incl;
   struct run_stat all;
   runs_stat(tot, rt.nruns, &all);
+  for (uint32_t k = 1; k < p->ndumps; k++)
+    if (strcmp(sym_base_name(p->dumps[k].d->exe), sym_base_name(p->dumps[0].d->exe))) {
+      tool_warn("the runs come from different programs (%s, %s): statistics across runs "
+                "compare functions by name only", sym_base_name(p->dumps[0].d->exe),
+                sym_base_name(p->dumps[k].d->exe));
+      break;
+    }
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     runs_stat(runs_row(&rt, rt.self, f), rt.nruns, &st[f * 3]);
     runs_stat(runs_row(&rt, rt.total, f), rt.nruns, &st[f * 3 + 1]);

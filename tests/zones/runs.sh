@@ -2,7 +2,8 @@
 # runs.sh TOOL ZONES CC LIBCAPPROF INCLUDE WORK -- the zones-only example
 # profiled over five runs into an output directory with one file per run
 # (%t); report with per-zone means, spreads and runs present, and a warning
-# about the zone left open; info's warning; CSV per-run columns; diff over
+# about the zone left open; info's warning; merge keeps the mismatch counts;
+# CSV per-run columns; diff over
 # two sets of runs; an unwritable output directory (one line on stderr, exit
 # status kept); CAPPROF_DISABLE.
 set -u
@@ -44,6 +45,10 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   $1 == "handle get" { if ($col["runs"] != 5 || $col["calls_mean"] != "50.000" ||
                            $col["calls_sd"] != "0.000" || $col["calls_run3"] != 50) exit 1 }' \
   runs.csv || fail "csv per-run values of handle get"
+
+"$tool" merge -o merged.capprof runs/*.capprof || fail "merge"
+"$tool" info merged.capprof | grep -q 'warning: zone "handle delete" in tid [0-9]*: 85 never ended' ||
+  fail "merged dump lost the zone mismatch counts"
 
 set -- runs/*.capprof
 "$tool" diff "$1" "$2" -- "$3" "$4" "$5" >diff.txt || fail "diff exited with $?"
