@@ -127,6 +127,11 @@ CAPPROF_API void capprof_zone_end_token(uint64_t token);
 
 #define CAPPROF_CAT2_(a, b) a##b
 #define CAPPROF_CAT_(a, b) CAPPROF_CAT2_(a, b)
+#if defined(__COUNTER__)
+#  define CAPPROF_UNIQUE_ __COUNTER__
+#else
+#  define CAPPROF_UNIQUE_ __LINE__
+#endif
 
 #if defined(CAPPROF_ENABLED)
 
@@ -180,7 +185,7 @@ private:
 };
 } /* namespace capprof */
 #    define CAPPROF_ZONE(name) \
-       ::capprof::Zone CAPPROF_CAT_(capprof_zone_, __LINE__)(name)
+       ::capprof::Zone CAPPROF_CAT_(capprof_zone_, CAPPROF_UNIQUE_)(name)
 #  elif defined(__GNUC__) || defined(__clang__)
 CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 {
@@ -188,8 +193,8 @@ CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 }
 /* CAPPROF_ZONE("name"): a zone that ends with the enclosing block. */
 #    define CAPPROF_ZONE(name) \
-       __attribute__((cleanup(capprof_zone_cleanup_))) uint64_t \
-       CAPPROF_CAT_(capprof_zone_, __LINE__) = capprof_zone_begin(name)
+       __attribute__((cleanup(capprof_zone_cleanup_), unused)) uint64_t \
+       CAPPROF_CAT_(capprof_zone_, CAPPROF_UNIQUE_) = capprof_zone_begin(name)
 #  else
 /* Plain C without cleanup attributes: no scoped zone; BEGIN/END work. */
 #    define CAPPROF_ZONE(name) CAPPROF_ZONE_BEGIN(name)
