@@ -353,8 +353,11 @@ void capprof_zone_end_token(uint64_t token)
   uint64_t depth = token >> 32;
   uint64_t key = CPD_KEY_ZONE | (token & 0xFFFFFFFFu);
   struct cp_frame *g = t->frames + depth;
-  /* Not there any more: something popped it already, and counted it. */
-  if (depth == 0 || g > t->top || t->nodes[g->node].key != key) return;
+  /* Not there any more: something popped it already, and counted it. A zone
+  ** begun past the node cap sits on the overflow or sink node. */
+  if (depth == 0 || g > t->top) return;
+  if (t->nodes[g->node].key != key && g->node != CP_NODE_OVERFLOW && g->node != CP_NODE_SINK)
+    return;
   os_errsave e = os_save_errors();
   close_to(t, g, now);
   os_restore_errors(e);
