@@ -242,6 +242,19 @@ void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx)
   }
 }
 
+void zone_pop_open(struct cp_thread *t, uint64_t now)
+{
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;
+  struct cp_frame *f = t->top;
+  for (; f > t->frames && cp_frame_is_zone(t, f); f--) {
+    calltree_charge(&t->nodes[f->node], now - f->start);
+    zone_popped_open(t, f);
+  }
+  t->top = f;
+  t->gate = saved;
+}
+
 /* ---- the API ----------------------------------------------------------------- */
 
 /* The calling thread's state, made (and the runtime started) on first use. */
