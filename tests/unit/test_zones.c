@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -37,7 +38,7 @@ static void child_dump(const char *name)
 }
 
 /* Run fn in a child that dumps to dir/name; return the loaded dump. */
-static struct cpd_dump *in_child(void (*fn)(void), const char *name)
+static struct cpd_dump *in_child_n(void (*fn)(void), const char *name, uint32_t nthreads)
 {
   fflush(NULL);
   pid_t pid = fork();
@@ -55,8 +56,13 @@ static struct cpd_dump *in_child(void (*fn)(void), const char *name)
   snprintf(path, sizeof path, "%s/%s", dir, name);
   struct cpd_dump *d;
   if (cpd_load(path, &d, err, sizeof err)) fail_msg("%s: %s", path, err);
-  assert_int_equal(d->nthreads, 1);
+  assert_int_equal(d->nthreads, nthreads);
   return d;
+}
+
+static struct cpd_dump *in_child(void (*fn)(void), const char *name)
+{
+  return in_child_n(fn, name, 1);
 }
 
 /* Node of zone path "a;b;c" below the root, or -1. */
@@ -327,6 +333,47 @@ static void test_consistency(void **state)
   cpd_free(d);
 }
 
+/* Eight threads interning the same 500 names at once, in different orders. */
+static void *intern_worker(void *arg)
+{
+  long id = (long)arg;
+  char buf[32];
+  for (int i = 0; i < 2000; i++) {
+    snprintf(buf, sizeof buf, "n%d", (int)((i * (id + 1) * 7) % 500));
+    CAPPROF_ZONE_BEGIN(buf);
+    CAPPROF_ZONE_END();
+  }
+  return NULL;
+}
+
+static void threads_child(void)
+{
+  pthread_t th[8];
+  for (long i = 0; i < 8; i++) CHILD_CHECK(pthread_create(&th[i], NULL, intern_worker, (void *)i) == 0);
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+}
+
+static void test_threads_intern(void **state)
+{
+  (void)state;
+  struct cpd_dump *d = in_child_n(threads_child, "threads.capprof", 8);
+  assert_int_equal(d->nstrings, 500);
+  for (uint32_t s = 0; s < d->nstrings; s++)
+    for (uint32_t j = s + 1; j < d->nstrings; j++) assert_string_not_equal(d->strings[s], d->strings[j]);
+  for (uint32_t th = 0; th < d->nthreads; th++) {
+    const struct cpd_thread *t = &d->threads[th];
+    uint64_t calls = 0;
+    for (uint32_t i = 1; i < t->node_count; i++) {
+      if (!CPD_KEY_IS_ZONE(t->nodes[i].key)) continue;
+      assert_int_equal(t->nodes[i].parent, 0);
+      calls += t->nodes[i].calls;
+    }
+    assert_int_equal(calls, 2000);
+  }
+  assert_int_equal(d->nzone_issues, 0);
+  cpd_free(d);
+}
+
 static int setup(void **state)
 {
   (void)state;
@@ -354,6 +401,7 @@ int main(void)
     cmocka_unit_test(test_output_dir),
     cmocka_unit_test(test_many_names),
     cmocka_unit_test(test_consistency),
+    cmocka_unit_test(test_threads_intern),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

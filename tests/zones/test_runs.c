@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -149,8 +150,25 @@ static void test_zone_tally(void **state)
   prof_free(p);
 }
 
-int main(void)
+/* --write DIR: the five runs as files a.1..a.5.capprof, and five slower
+** runs b.1..b.5.capprof (work 10 us more per run), for runs_cli.sh. */
+static int write_runs(const char *dir)
 {
+  for (int set = 0; set < 2; set++)
+    for (int r = 0; r < 5; r++) {
+      char path[512], err[128];
+      snprintf(path, sizeof path, "%s/%c.%d.capprof", dir, set ? 'b' : 'a', r + 1);
+      struct cpd_dump *d = make_run(work[r] + (set ? 10000 : 0), set ? 0 : rare[r], r == 1 || r == 4);
+      int rc = cpd_write(d, path, err, sizeof err);
+      cpd_free(d);
+      if (rc) { fprintf(stderr, "%s: %s\n", path, err); return 1; }
+    }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 3 && !strcmp(argv[1], "--write")) return write_runs(argv[2]);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_per_run_values),
     cmocka_unit_test(test_stat_edges),

@@ -36,3 +36,9 @@ if(CAPPROF_BUILD_TOOL AND CAPPROF_BUILD_EXAMPLES)
             ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${PROJECT_SOURCE_DIR}/include
             ${CMAKE_CURRENT_BINARY_DIR}/zones_runs)
 endif()
+
+if(CAPPROF_BUILD_TOOL)
+  add_test(NAME zones.runs_known_values_cli
+    COMMAND sh ${ZONE_TESTS}/runs_cli.sh $<TARGET_FILE:capprof_tool>
+            $<TARGET_FILE:test_zone_runs> ${CMAKE_CURRENT_BINARY_DIR}/zones_runs_cli)
+endif()
