@@ -111,6 +111,11 @@ expect 3 "$CAPPROF" tree "$R"
 grep -q 'not found' err.txt || fail "no missing-file warning: $(cat err.txt)"
 [ "$(wc -l <err.txt)" = 1 ] || fail "warned more than once"
 
+# a binary moved together with its dump is found beside the dump
+mkdir moved && mv calls moved/ && cp "$D1" moved/
+expect 0 "$CAPPROF" report "moved/$D1"
+grep -Eq ' fib  \(calls.c:[0-9]+\)$' out.txt || fail "moved binary not found beside its dump"
+
 [ $fails = 0 ] && echo "e2e: all passed" && exit 0
 echo "e2e: $fails failures"
 exit 1
