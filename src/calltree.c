@@ -157,20 +157,20 @@ uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 ** at its reserved maximum (the call is then not recorded). */
 struct cp_frame *calltree_grow(struct cp_thread *t)
 {
-  if (t->commit_end >= t->frames_end) {
+  if (t->frames + (t->frames_bytes + FRAME_CHUNK) / sizeof(struct cp_frame) > t->frames_end) {
     t->lost_frames++;
     return NULL;
   }
   uint32_t saved = enter_busy(t);
   os_errsave e = os_save_errors();
-  size_t have = (size_t)((char *)t->commit_end - (char *)t->frames);
+  size_t have = t->frames_bytes;
   size_t add = have < FRAME_CHUNK ? FRAME_CHUNK : have;   /* double */
-  size_t room = (size_t)((char *)t->frames_end - (char *)t->commit_end);
+  size_t room = (size_t)((char *)t->frames_end - (char *)t->frames) - have;
   if (add > room) add = room;
   struct cp_frame *top = t->top;
-  if (os_commit(t->commit_end, add) == 0) {
-    t->commit_end = (struct cp_frame *)((char *)t->frames +
-                    (have + add) / sizeof(struct cp_frame) * sizeof(struct cp_frame));
+  if (os_commit((char *)t->frames + have, add) == 0) {
+    t->frames_bytes = have + add;
+    t->commit_end = t->frames + t->frames_bytes / sizeof(struct cp_frame);
   } else {
     t->lost_frames++;
     top = NULL;
@@ -180,15 +180,15 @@ struct cp_frame *calltree_grow(struct cp_thread *t)
   return top;
 }
 
-/* Pop every frame whose sp is below sp (or equal, when inclusive), charging
-** each with the time up to now: those calls were left without an exit. */
-struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, int inclusive,
-                                 uint64_t now)
+/* Pop every frame whose sp is below sp, charging each with the time up to
+** now: those calls were left without an exit. */
+struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now)
 {
   uint32_t saved = enter_busy(t);
   struct cp_frame *f = t->top;
-  while (f > t->frames && (f->sp < sp || (inclusive && f->sp == sp))) {
+  while (f > t->frames && f->sp < sp) {
     calltree_charge(&t->nodes[f->node], now - f->start);
+    zone_popped_open(t, f);
     f--;
   }
   t->top = f;
@@ -215,7 +215,10 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
   for (struct cp_frame *g = f - 1; g > stop; g--) {
     if (t->nodes[g->node].key == key && g->sp >= sp) {
       uint32_t saved = enter_busy(t);
-      for (; f >= g; f--) calltree_charge(&t->nodes[f->node], now - f->start);
+      for (; f >= g; f--) {
+        calltree_charge(&t->nodes[f->node], now - f->start);
+        zone_popped_open(t, f);
+      }
       t->top = g - 1;
       leave_busy(t, saved);
       return;
@@ -233,10 +236,11 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->table_used = 0;
   init_fixed_nodes(t);
   t->lost_frames = 0;
+  zone_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->start;
-    f->node = CPD_KEY_IS_SPECIAL(key) ? CP_NODE_SINK
-                                      : calltree_lookup(t, f[-1].node, key);
+    f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
+                  ? CP_NODE_SINK : calltree_lookup(t, f[-1].node, key);
     f->start = now;
   }
   leave_busy(t, saved);
@@ -260,6 +264,7 @@ struct cp_thread *calltree_new(uint32_t node_cap)
   if (!t->frames) goto fail_n;
   t->frames_end = t->frames + MAX_DEPTH;
   if (os_commit(t->frames, FRAME_CHUNK) != 0) goto fail_f;
+  t->frames_bytes = FRAME_CHUNK;
   t->commit_end = t->frames + FRAME_CHUNK / sizeof(struct cp_frame);
   t->table = table_alloc(TABLE_MIN, &t->table_bytes);
   if (!t->table) goto fail_f;
@@ -287,6 +292,7 @@ fail_t:
 void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
+  zone_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);

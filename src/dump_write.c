@@ -191,6 +191,54 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
 
 struct thread_row { uint64_t first; uint32_t count, open; };
 
+struct issue_ctx { struct writer *w; uint32_t thread, nnames, records; };
+
+static void write_issue(void *ctx, uint32_t id, const uint64_t *counts)
+{
+  struct issue_ctx *c = ctx;
+  if (id >= c->nnames) return;
+  w_u32(c->w, c->thread);
+  w_u32(c->w, id);
+  for (int k = 0; k < CPD_ZI_KINDS; k++) w_u64(c->w, counts[k]);
+  c->records++;
+}
+
+/* ZONE_ISSUES: each thread's mismatch counts, and the zones still open now:
+** at exit for a thread that ended (or at the final dump), else at dump. */
+static void write_zone_issues(struct writer *w, const struct thread_row *rows,
+                              uint32_t nthreads, uint32_t nnames)
+{
+  uint64_t s = sec_begin(w);
+  struct issue_ctx c = { w, 0, nnames, 0 };
+  w_u32(w, 0);                                   /* count, patched below */
+  w_u32(w, CPD_ZI_KINDS);
+  uint32_t gen = cp_g.gate >> 1, i = 0;
+  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
+    if (!rows[i].count) continue;
+    if (t->generation == gen) {
+      zone_issues(t, write_issue, &c);
+      unsigned kind = t->end_ns || cp_g.finished ? CPD_ZI_OPEN_AT_EXIT : CPD_ZI_OPEN_AT_DUMP;
+      struct cp_frame *top = t->top;
+      if (top < t->frames || top >= t->commit_end) top = t->frames;
+      for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
+        uint32_t node = f->node;
+        if (node >= rows[i].count) continue;
+        uint64_t key = t->nodes[node].key;
+        if (!CPD_KEY_IS_ZONE(key)) continue;
+        uint64_t counts[CPD_ZI_KINDS] = { 0 };
+        counts[kind] = 1;
+        write_issue(&c, (uint32_t)(key & 0xFFFFFFFFu), counts);
+      }
+    }
+    c.thread++;
+  }
+  sec_end(w, CPD_SEC_ZONE_ISSUES, s);
+  w_flush(w);
+  unsigned char b[4];
+  cpd_put32(b, c.records);
+  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
+}
+
 static void write_threads(struct writer *w)
 {
   uint32_t gen = cp_g.gate >> 1, nthreads = 0;
@@ -237,6 +285,20 @@ static void write_threads(struct writer *w)
     w_cstr(w, name);
   }
   sec_end(w, CPD_SEC_THREADS, s);
+
+  /* Zone names: counted after the nodes, so every zone key written has its
+  ** name (a name is published before a node can carry it). */
+  s = sec_begin(w);
+  uint32_t nnames = zone_name_count();
+  w_u32(w, nnames);
+  for (uint32_t k = 0; k < nnames; k++) {
+    uint32_t len;
+    const char *name = zone_name(k, &len);
+    w_str(w, name, len);
+  }
+  sec_end(w, CPD_SEC_STRINGS, s);
+
+  write_zone_issues(w, rows, nthreads, nnames);
   os_release(rows, rbytes);
 }
 
@@ -354,6 +416,20 @@ static void copy_out(char *out, size_t outsize, const char *s)
   out[n] = '\0';
 }
 
+/* A relative pattern goes into the output directory, when one is set. */
+static const char *in_output_dir(const char *pattern, char *buf, size_t n)
+{
+  const char *dir = cp_g.output_dir;
+  int absolute = pattern[0] == '/' || pattern[0] == '\\' ||
+                 (pattern[0] && pattern[1] == ':');     /* C:\... */
+  if (!dir[0] || absolute) return pattern;
+  size_t at = append(buf, 0, n, dir);
+  if (at < n && dir[strlen(dir) - 1] != '/' && dir[strlen(dir) - 1] != '\\')
+    at = append(buf, at, n, "/");
+  if (at < n) at = append(buf, at, n, pattern);
+  return at < n ? buf : pattern;
+}
+
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
 {
   char final[1100], tmp[1200], name[1200];
@@ -361,7 +437,8 @@ int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
   if (explicit_path) {
     if (strlen(path) >= sizeof final) return CAPPROF_EINVAL;
     strcpy(final, path);
-  } else if ((rc = dump_expand_pattern(path, final, sizeof final)) != 0) {
+  } else if ((rc = dump_expand_pattern(in_output_dir(path, name, sizeof name), final,
+                                         sizeof final)) != 0) {
     copy_out(out, outsize, path);
     return rc;
   }

@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  0u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  1u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -37,7 +37,22 @@ enum cpd_section_type {
   CPD_SEC_MODULES = 3,
   CPD_SEC_THREADS = 4,
   CPD_SEC_NODES   = 5,
-  CPD_SEC_STRINGS = 6     /* names of zones (keys with CPD_KEY_ZONE) */
+  CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
+  CPD_SEC_ZONE_ISSUES = 7 /* mismatched zone BEGIN/END, per thread and name */
+};
+
+/* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is
+** u32 thread (index in THREADS), u32 zone (string index), then one u64 per
+** kind; the section starts with u32 record count, u32 kinds per record.
+** A (thread, zone) pair may appear in several records: readers add them. */
+enum cpd_zone_issue_kind {
+  CPD_ZI_END_WITHOUT_BEGIN = 0, /* END naming a zone that was not open */
+  CPD_ZI_END_OUT_OF_ORDER  = 1, /* END closed a zone that was not the innermost */
+  CPD_ZI_LEFT_OPEN         = 2, /* never ended: its function returned, a longjmp
+                                ** or exception left it, or an outer END closed it */
+  CPD_ZI_OPEN_AT_EXIT      = 3, /* still open when its thread or the process ended */
+  CPD_ZI_OPEN_AT_DUMP      = 4, /* still open when a dump was taken mid-run */
+  CPD_ZI_KINDS             = 5
 };
 
 enum cpd_os   { CPD_OS_UNKNOWN = 0, CPD_OS_LINUX = 1, CPD_OS_WINDOWS = 2 };

@@ -71,6 +71,7 @@ struct cp_thread {
   size_t nodes_committed;     /* nodes backed by committed memory */
   struct cp_frame *frames;    /* base of the shadow stack (the sentinel) */
   struct cp_frame *frames_end;/* end of the reserved stack */
+  size_t frames_bytes;        /* committed bytes of the stack (page multiple) */
   size_t table_bytes;         /* reserved size of table */
   uint64_t tid;               /* OS thread id */
   uint64_t start_ns;          /* realtime at thread start */
@@ -80,6 +81,7 @@ struct cp_thread {
   uint32_t generation;        /* reset generation the tree belongs to */
   int dead;                   /* the OS thread no longer exists (after fork) */
   struct cp_thread *next;     /* registry list, under os_lock */
+  struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -100,8 +102,10 @@ struct cp_global {
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
-  struct cp_thread *threads;  /* registry of every thread's state, os_lock */
+  struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
+  struct cp_thread **threads_tail; /* in creation order; tail's next field */
   char output[1024];          /* dump path pattern */
+  char output_dir[1024];      /* directory for relative patterns, "" if none */
   char exe[1024];             /* executable path */
   char progname[256];         /* base name of the executable */
   char *cmdline;              /* NUL-separated arguments, os-allocated */
@@ -116,16 +120,58 @@ extern struct cp_global cp_g CP_HIDDEN;
 
 uint64_t os_ticks(void) CP_HIDDEN;          /* fallback clock, ns or QPC units */
 
+/* cp_g.use_tsc: which clock the hooks read (CAPPROF_CLOCK chooses). */
+#define CP_CLOCK_OS        0  /* os_ticks(): no usable TSC, or asked for */
+#define CP_CLOCK_TSC       1  /* rdtsc at entry, rdtscp at exit (default) */
+#define CP_CLOCK_TSC_FAST  2  /* rdtsc at both: cheaper, less exact */
+
 #if CAPPROF_ARCH_X86
 CP_INLINE uint64_t cp_now(void)
 {
   return CP_LIKELY(cp_g.use_tsc) ? (uint64_t)__rdtsc() : os_ticks();
 }
+
+/* The clock read that ends a call. rdtsc may execute before the work ahead
+** of it has finished (by up to the out-of-order window, tens of ns), which
+** moves a function's last work into its caller's exclusive time; rdtscp
+** waits for it. Costs ~7 ns more per call than rdtsc, measured by
+** bench/run.sh; CAPPROF_CLOCK=tsc-fast trades that accuracy for speed. */
+CP_INLINE uint64_t cp_rdtscp(void)
+{
+#if defined(__GNUC__) || defined(__clang__)
+  uint32_t lo, hi;                  /* no store of the unused TSC_AUX */
+  __asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi) :: "rcx");
+  return (uint64_t)hi << 32 | lo;
+#else
+  unsigned aux;
+  return (uint64_t)__rdtscp(&aux);
+#endif
+}
+
+CP_INLINE uint64_t cp_now_exit(void)
+{
+  if (CP_LIKELY(cp_g.use_tsc == CP_CLOCK_TSC)) return cp_rdtscp();
+  return cp_now();
+}
+
+/* The hooks' fast paths read the TSC inline and leave the OS clock to the
+** full path, so that they stay leaf functions. */
+#  define CP_FAST_CLOCK 1
+#  define cp_fast_enter_clock(mode) ((void)(mode), (uint64_t)__rdtsc())
+#  define cp_fast_exit_clock(mode) \
+     (CP_LIKELY((mode) == CP_CLOCK_TSC) ? cp_rdtscp() : (uint64_t)__rdtsc())
 #else
 CP_INLINE uint64_t cp_now(void) { return os_ticks(); }
+CP_INLINE uint64_t cp_now_exit(void) { return os_ticks(); }
+#  define CP_FAST_CLOCK 0
+#  define cp_fast_enter_clock(mode) ((void)(mode), os_ticks())
+#  define cp_fast_exit_clock(mode) ((void)(mode), os_ticks())
 #endif
 
 int clock_tsc_usable(void) CP_HIDDEN;       /* invariant TSC present */
+/* CP_CLOCK_* for CAPPROF_CLOCK=name (NULL: default): "os", "tsc-fast",
+** "tsc"; the TSC modes only with an invariant TSC (and rdtscp for "tsc"). */
+int clock_select(const char *name) CP_HIDDEN;
 void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
 void clock_calibrate_probe(void) CP_HIDDEN; /* fills cp_g.probe_*_mt */
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
@@ -138,8 +184,7 @@ void calltree_free(struct cp_thread *t) CP_HIDDEN;
 /* Slow paths of the hooks; each returns the new top frame or NULL. */
 uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key) CP_HIDDEN;
 struct cp_frame *calltree_grow(struct cp_thread *t) CP_HIDDEN;
-struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, int inclusive,
-                                 uint64_t now) CP_HIDDEN;
+struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now) CP_HIDDEN;
 void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
                             uint64_t now) CP_HIDDEN;
 /* Rebuild the tree empty but for the path of the open frames, whose start
@@ -154,6 +199,33 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   if (d > n->max) n->max = d;
 }
 
+/* ---- zones (zone.c) ---------------------------------------------------- */
+
+/* A frame is a zone's when its node's key is a zone key. */
+CP_INLINE int cp_frame_is_zone(const struct cp_thread *t, const struct cp_frame *f)
+{
+  return CPD_KEY_IS_ZONE(t->nodes[f->node].key);
+}
+/* Count one mismatch of kind CPD_ZI_* for zone id in t. Owner thread only. */
+void zone_note(struct cp_thread *t, uint32_t id, unsigned kind) CP_HIDDEN;
+/* A zone frame is being popped without its END (slow paths of calltree.c). */
+CP_INLINE void zone_popped_open(struct cp_thread *t, const struct cp_frame *f)
+{
+  uint64_t key = t->nodes[f->node].key;
+  if (CP_UNLIKELY(CPD_KEY_IS_ZONE(key)))
+    zone_note(t, (uint32_t)(key & 0xFFFFFFFFu), CPD_ZI_LEFT_OPEN);
+}
+/* Forget t's mismatch counts (reset, fork); free its zone state. */
+void zone_thread_reset(struct cp_thread *t) CP_HIDDEN;
+void zone_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* Zone names for the dump: how many are published, and name i. Lock-free;
+** a name's id is published before any node can carry it. */
+uint32_t zone_name_count(void) CP_HIDDEN;
+const char *zone_name(uint32_t id, uint32_t *len) CP_HIDDEN;
+/* Visit t's mismatch counts: fn(ctx, id, counts[CPD_ZI_KINDS]). */
+typedef void (*zone_issue_fn)(void *ctx, uint32_t id, const uint64_t *counts);
+void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx) CP_HIDDEN;
+
 /* ---- runtime (runtime.c) ----------------------------------------------- */
 
 /* The calling thread's state, created on first use; NULL when recording is
@@ -161,6 +233,9 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 struct cp_thread *runtime_thread_slow(void) CP_HIDDEN;
 /* Bring t in line with cp_g.gate; returns 1 if the hook must do nothing. */
 int runtime_sync(struct cp_thread *t) CP_HIDDEN;
+/* 1 when t is a real thread state (not the stand-in used when recording is
+** impossible or being set up). */
+int runtime_thread_real(const struct cp_thread *t) CP_HIDDEN;
 void runtime_init(void) CP_HIDDEN;
 void runtime_atexit(void) CP_HIDDEN;
 void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;
@@ -245,13 +320,16 @@ void os_report(const char *msg) CP_HIDDEN;
 /* ---- the hot path ------------------------------------------------------ */
 
 /* Entry of an instrumented call. Cost when the callee was called from the
-** same caller before: one clock read, ~6 loads and 4 stores, 4 predictable
-** branches; no lock, no allocation, no shared write. */
+** same caller before: one clock read, ~6 loads and 6 stores (one cache line
+** of frame), 4 predictable branches; no lock, no allocation, no shared write. */
 CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   struct cp_frame *f = t->top;
-  if (CP_UNLIKELY(f->sp <= sp)) {            /* frames above us are dead */
-    f = calltree_unwind(t, sp, 1, cp_now());
+  /* Frames below our stack pointer are dead (longjmp, exceptions). Equal is
+  ** not dead: GCC instruments inlined functions, whose hooks run in the
+  ** frame of the function they are inlined into. */
+  if (CP_UNLIKELY(f->sp < sp)) {
+    f = calltree_unwind(t, sp, cp_now());
   }
   if (CP_UNLIKELY(f + 1 >= t->commit_end)) {
     if (!(f = calltree_grow(t))) return;
@@ -262,10 +340,17 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
   }
+  /* A signal handler's hooks may run between any two statements here. The
+  ** frame is written, published, and written again: a handler that ran
+  ** before the publish used (and overwrote) the same slot. */
+  f[1].node = c;
+  f[1].sp = sp;
+  CP_BARRIER();
+  t->top = f + 1;
+  CP_BARRIER();
   f[1].node = c;
   f[1].sp = sp;
   f[1].start = cp_now();
-  t->top = f + 1;
 }
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key
@@ -274,10 +359,10 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
 CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
                            int check_key)
 {
-  uint64_t now = cp_now();
+  uint64_t now = cp_now_exit();
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp < sp)) {             /* popped by longjmp/exception */
-    f = calltree_unwind(t, sp, 0, now);
+    f = calltree_unwind(t, sp, now);
   }
   struct cp_node *n = &t->nodes[f->node];
   if (CP_UNLIKELY(check_key ? n->key != key : f == t->frames)) {
@@ -286,6 +371,49 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
   }
   calltree_charge(n, now - f->start);
   t->top = f - 1;
+}
+
+/* The common case of cp_hot_enter alone, for hooks that keep everything
+** else out of line: the caller's frame is live, the stack has room and the
+** callee is its parent's hot child. Returns 1 when the call is recorded, 0
+** (having changed nothing) when the hook must take the full path.
+** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared. */
+CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
+{
+  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  struct cp_frame *f = t->top;
+  struct cp_node *nodes = t->nodes;
+  uint32_t c = nodes[f->node].hot;
+  if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
+                  (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+    return 0;
+  /* Written, published, written again: see cp_hot_enter. */
+  f[1].node = c;
+  f[1].sp = sp;
+  CP_BARRIER();
+  t->top = f + 1;
+  CP_BARRIER();
+  f[1].node = c;
+  f[1].sp = sp;
+  f[1].start = cp_fast_enter_clock(mode);
+  return 1;
+}
+
+/* The common case of cp_hot_exit (check_key): the innermost frame is this
+** call's. Returns 0, having changed nothing, otherwise. Cost: one ordered
+** clock read, 4 loads, 5 stores, 3 predictable branches (min, max). */
+CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
+{
+  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  uint64_t now = cp_fast_exit_clock(mode);
+  struct cp_frame *f = t->top;
+  struct cp_node *n = &t->nodes[f->node];
+  if (CP_UNLIKELY((f->sp < sp) | (n->key != key) |
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+    return 0;
+  calltree_charge(n, now - f->start);
+  t->top = f - 1;
+  return 1;
 }
 
 #endif /* CAPPROF_INTERNAL_H */

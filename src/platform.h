@@ -32,9 +32,16 @@
 #  define CP_INLINE       static inline __attribute__((always_inline))
 #  define CP_NOINLINE     __attribute__((noinline))
 #  define CP_NOINSTR      __attribute__((no_instrument_function))
-#  define CP_HIDDEN       __attribute__((visibility("hidden")))
+#  if CAPPROF_OS_WIN     /* PE: the DLL's export list decides (capprof.def) */
+#    define CP_HIDDEN
+#  else
+#    define CP_HIDDEN     __attribute__((visibility("hidden")))
+#  endif
 #  define CP_ALIGNED(n)   __attribute__((aligned(n)))
 #  define CP_BARRIER()    __asm__ __volatile__("" ::: "memory")
+/* An address in the calling function's own frame, just below its caller's
+** stack: what the hooks record as a frame's sp. */
+#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_frame_address(0))
 #else /* MSVC */
 #  define CP_LIKELY(x)    (x)
 #  define CP_UNLIKELY(x)  (x)
@@ -44,6 +51,7 @@
 #  define CP_HIDDEN
 #  define CP_ALIGNED(n)   __declspec(align(n))
 #  define CP_BARRIER()    _ReadWriteBarrier()
+#  define CP_FRAME_ADDRESS() ((uintptr_t)_AddressOfReturnAddress())
 #endif
 
 #endif /* CAPPROF_PLATFORM_H */

@@ -53,6 +53,15 @@ static void set_pattern(const char *pattern)
   cp_g.output[n] = '\0';
 }
 
+static int set_dir(const char *dir)
+{
+  size_t n = dir ? strlen(dir) : 0;
+  if (n >= sizeof cp_g.output_dir) return CAPPROF_EINVAL;
+  if (n) memcpy(cp_g.output_dir, dir, n);
+  cp_g.output_dir[n] = '\0';
+  return 0;
+}
+
 /* Pair a clock reading with the monotonic clock as tightly as possible. */
 static void mark_start(void)
 {
@@ -80,8 +89,9 @@ void runtime_init(void)
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
   set_pattern(os_getenv("CAPPROF_OUTPUT"));
+  set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
   const char *clk = os_getenv("CAPPROF_CLOCK");
-  cp_g.use_tsc = clock_tsc_usable() && !(clk && strcmp(clk, "os") == 0);
+  cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init();
   mark_start();
@@ -111,14 +121,20 @@ struct cp_thread *runtime_thread_slow(void)
     os_lock();
     t->gate = cp_g.gate & ~CP_GATE_PAUSED;
     t->generation = t->gate >> 1;
-    t->next = cp_g.threads;
-    cp_g.threads = t;
+    if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
+    *cp_g.threads_tail = t;
+    cp_g.threads_tail = &t->next;
     os_unlock();
     os_thread_register(t);
     os_set_thread(t);
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
+}
+
+int runtime_thread_real(const struct cp_thread *t)
+{
+  return t && t != &busy_thread;
 }
 
 int runtime_sync(struct cp_thread *t)
@@ -153,11 +169,13 @@ void runtime_fork_child(void)
 {
   struct cp_thread *self = os_get_thread(), *t = cp_g.threads, *next;
   cp_g.threads = NULL;
+  cp_g.threads_tail = &cp_g.threads;
   for (; t; t = next) {
     next = t->next;
     if (t == self) {
       t->next = NULL;
       cp_g.threads = t;
+      cp_g.threads_tail = &t->next;
     } else {
       calltree_free(t);
     }
@@ -243,6 +261,16 @@ int capprof_set_output(const char *pattern)
   set_pattern(pattern);
   os_unlock();
   return 0;
+}
+
+int capprof_set_output_dir(const char *dir)
+{
+  if (dir && strlen(dir) >= sizeof cp_g.output_dir) return CAPPROF_EINVAL;
+  if (!cp_g.initialized) runtime_init();
+  os_lock();
+  int rc = set_dir(dir);
+  os_unlock();
+  return rc;
 }
 
 int capprof_set_thread_name(const char *name)

@@ -9,6 +9,7 @@
 
 #include "symbols.h"
 #include "tool.h"
+#include "zones.h"
 
 static const char *clock_name(uint32_t c)
 {
@@ -100,6 +101,7 @@ static void info_one(const struct cpd_dump *d)
     if (t->lost_calls) printf(", %" PRIu64 " calls lost past the node cap", t->lost_calls);
     putchar('\n');
   }
+  zone_print_info(stdout, d);
 }
 
 int cmd_info(int argc, char **argv)

@@ -9,18 +9,25 @@
 #include <string.h>
 
 #include "profile.h"
+#include "runs.h"
 #include "symbols.h"
 #include "tool.h"
+#include "zones.h"
 
 static const char usage[] =
   "usage: capprof report [options] DUMP...\n"
   "\n"
-  "The flat profile: per function, summed over call paths, threads and every\n"
-  "DUMP given (runs of the same program line up by function name).\n"
+  "The flat profile: per function (or zone), summed over call paths and\n"
+  "threads. With several DUMPs, each is one run of the same program (they line\n"
+  "up by function name) and the report shows, per function, the mean per run,\n"
+  "the spread across runs (sample standard deviation, min and max) and the\n"
+  "number of runs it appears in; --sum adds the runs up instead.\n"
+  "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
   "  -s, --sort=KEY   self (default), total, calls, avg, max or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
+  "      --sum        several DUMPs: one profile summing them, not statistics\n"
   "  -h, --help       this text\n";
 
 static const char *const sort_keys[] = { "self", "total", "calls", "avg", "max", "name", NULL };
@@ -50,17 +57,104 @@ static int cmp_funcs(const void *pa, const void *pb)
   return strcmp(a->name, b->name);
 }
 
+/* Warnings about mismatched zones, after the report (stderr). */
+static void report_zone_warnings(const struct profile *p)
+{
+  struct cpd_dump **d = malloc((p->ndumps + 1) * sizeof *d);
+  if (!d) return;
+  for (uint32_t i = 0; i < p->ndumps; i++) d[i] = p->dumps[i].d;
+  zone_warn(d, p->ndumps);
+  free(d);
+}
+
+/* ---- several runs ------------------------------------------------------------ */
+
+static const struct run_table *sort_rt;
+static const struct run_stat *sort_stats;   /* [func * 3 + column] */
+
+static int cmp_runs(const void *pa, const void *pb)
+{
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  double x, y;
+  switch (sort_key) {
+  case 1: x = sort_stats[a * 3 + 1].mean; y = sort_stats[b * 3 + 1].mean; break;
+  case 2: x = sort_stats[a * 3 + 2].mean; y = sort_stats[b * 3 + 2].mean; break;
+  case 5: return strcmp(sort_prof->funcs[a].name, sort_prof->funcs[b].name);
+  default: x = sort_stats[a * 3].mean; y = sort_stats[b * 3].mean; break;
+  }
+  if (x != y) return x < y ? 1 : -1;
+  return strcmp(sort_prof->funcs[a].name, sort_prof->funcs[b].name);
+}
+
+/* One line per function: mean per run, spread across runs, runs present. */
+static int report_runs(const struct profile *p, int key, int raw, double limit)
+{
+  struct run_table rt;
+  if (runs_build(p, raw, &rt) != 0) return tool_error("out of memory");
+  struct run_stat *st = malloc(((size_t)p->nfuncs * 3 + 1) * sizeof *st);
+  uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
+  double *tot = malloc(rt.nruns * sizeof *tot);
+  if (!st || !order || !tot) {
+    free(st); free(order); free(tot); runs_free(&rt);
+    return tool_error("out of memory");
+  }
+  for (uint32_t r = 0; r < rt.nruns; r++) tot[r] = 0;
+  for (uint32_t i = 0; i < p->nthreads; i++)
+    if (p->threads[i].dump >= 0)
+      tot[p->threads[i].dump] += raw ? p->threads[i].nodes[0].t.incl_raw
+                                     : p->threads[i].nodes[0].t.incl;
+  struct run_stat all;
+  runs_stat(tot, rt.nruns, &all);
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    runs_stat(runs_row(&rt, rt.self, f), rt.nruns, &st[f * 3]);
+    runs_stat(runs_row(&rt, rt.total, f), rt.nruns, &st[f * 3 + 1]);
+    runs_stat(runs_row(&rt, rt.calls, f), rt.nruns, &st[f * 3 + 2]);
+    if (p->funcs[f].synthetic && (!rt.present[f] || !strcmp(p->funcs[f].name, "[root]")))
+      continue;
+    if (rt.present[f]) order[n++] = f;
+  }
+  sort_prof = p;
+  sort_rt = &rt;
+  sort_stats = st;
+  sort_key = key;
+  qsort(order, n, sizeof *order, cmp_runs);
+
+  char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+  printf("%u runs (one per dump), %u threads; time per run %s, spread %s (sd), %s to %s%s\n",
+         rt.nruns, p->nthreads, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
+         fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d), raw ? " (raw times)" : "");
+  printf("Per function: mean per run, sample standard deviation and range across runs,\n"
+         "and the number of runs it appears in.\n");
+  printf("%10s %9s %10s %10s %10s %9s %12s %5s  %s\n", "self", "sd", "self min", "self max",
+         "total", "sd", "calls", "runs", "function");
+  for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
+    uint32_t f = order[i];
+    const struct run_stat *s = &st[f * 3];
+    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s\n", fmt_ns(s[0].mean, a, sizeof a),
+           fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
+           fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
+           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name);
+  }
+  (void)h;
+  free(st);
+  free(order);
+  free(tot);
+  runs_free(&rt);
+  return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "sort", required_argument, NULL, 's' },
     { "limit", required_argument, NULL, 'n' },
     { "raw", no_argument, NULL, 'r' },
+    { "sum", no_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, key = 0, c;
+  int raw = 0, key = 0, sum = 0, c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
     switch (c) {
@@ -72,6 +166,7 @@ int cmd_report(int argc, char **argv)
       break;
     case 'n': if (tool_parse_num("report", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
+    case 'S': sum = 1; break;
     case 'h': fputs(usage, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
     }
@@ -80,6 +175,13 @@ int cmd_report(int argc, char **argv)
     return 1 + tool_error("report: no dump given (usage: capprof report DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  if (p->ndumps > 1 && !sum) {
+    int rc = report_runs(p, key, raw, limit);
+    fflush(stdout);
+    report_zone_warnings(p);
+    prof_free(p);
+    return rc;
+  }
   uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
   if (!order) { prof_free(p); return tool_error("out of memory"); }
   double total = 0;
@@ -116,6 +218,8 @@ int cmd_report(int argc, char **argv)
     putchar('\n');
   }
   free(order);
+  fflush(stdout);
+  report_zone_warnings(p);
   prof_free(p);
   return 0;
 }

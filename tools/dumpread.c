@@ -73,6 +73,7 @@ void cpd_free(struct cpd_dump *d)
   }
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
   free(d->strings);
+  free(d->zone_issues);
   free(d->modules);
   free(d->threads);
   free(d->exe);
@@ -142,6 +143,42 @@ static int parse_strings(struct cpd_dump *d, struct cursor *c)
     d->strings[i] = c_str(c, NULL);
   }
   return c->bad;
+}
+
+/* Records are kept as written (a (thread, zone) pair may repeat); the kinds a newer writer adds are
+** skipped, missing ones read as 0. Parsed after threads and strings. */
+static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c), kinds = c_u32(c);
+  uint64_t rec = 8 + (uint64_t)kinds * 8;
+  if (c->bad || kinds > 1024 || (uint64_t)n * rec > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "zone issue count %u does not fit its section", n);
+  d->zone_issues = calloc(n ? n : 1, sizeof *d->zone_issues);
+  if (!d->zone_issues) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t th = c_u32(c), zone = c_u32(c);
+    uint64_t v[CPD_ZI_KINDS] = { 0 };
+    for (uint32_t k = 0; k < kinds; k++) {
+      uint64_t x = c_u64(c);
+      if (k < CPD_ZI_KINDS) v[k] = x;
+    }
+    if (th >= d->nthreads || zone >= d->nstrings)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "zone issue %u: thread %u or zone %u unknown",
+                  i, th, zone);
+    struct cpd_zone_issue *r = &d->zone_issues[d->nzone_issues++];
+    r->thread = th;
+    r->zone = zone;
+    memcpy(r->n, v, sizeof v);
+  }
+  return 0;
+}
+
+uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind)
+{
+  uint64_t sum = 0;
+  for (uint32_t i = 0; kind < CPD_ZI_KINDS && i < d->nzone_issues; i++)
+    if (d->zone_issues[i].zone == zone) sum += d->zone_issues[i].n[kind];
+  return sum;
 }
 
 #define THREAD_MIN 52u
@@ -233,7 +270,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_STRINGS + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_ZONE_ISSUES + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -241,7 +278,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_STRINGS) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_ZONE_ISSUES) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -279,6 +316,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
   else
     rc = parse_threads(d, SECTION_CURSOR(CPD_SEC_THREADS), want[CPD_SEC_NODES], data, err,
                        errlen);
+  if (!rc && want[CPD_SEC_ZONE_ISSUES])
+    rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
 #undef SECTION_CURSOR
   if (rc) {
     cpd_free(d);

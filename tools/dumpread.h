@@ -40,6 +40,13 @@ struct cpd_thread {
   struct cpd_node *nodes;
 };
 
+/* Mismatched zone BEGIN/END of one thread and zone name (ZONE_ISSUES). */
+struct cpd_zone_issue {
+  uint32_t thread;                  /* index in threads */
+  uint32_t zone;                    /* index in strings */
+  uint64_t n[CPD_ZI_KINDS];         /* count per CPD_ZI_* kind */
+};
+
 struct cpd_dump {
   char *path;                       /* file it was loaded from, or "" */
   unsigned version, minor;
@@ -61,6 +68,8 @@ struct cpd_dump {
   struct cpd_thread *threads;
   uint32_t nstrings;                /* zone names: key CPD_KEY_ZONE | index */
   char **strings;
+  uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
+  struct cpd_zone_issue *zone_issues;
 };
 
 /* Parse a dump held in memory. On success *out owns its memory (free with
@@ -74,6 +83,9 @@ void cpd_free(struct cpd_dump *d);
 
 /* Convert ticks of this dump's clock to nanoseconds. */
 double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
+
+/* Total of mismatch kind (CPD_ZI_*) for zone name index zone, over threads. */
+uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
 
 /* Index of the module containing addr, or -1. */
 int cpd_find_module(const struct cpd_dump *d, uint64_t addr);

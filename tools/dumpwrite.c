@@ -1,7 +1,8 @@
 /*
 ** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
 ** docs/dump-format.md), section for section as the runtime's writer does:
-** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, section table.
+** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
+** any), section table.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -133,6 +134,19 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
     first += th->node_count;
   }
   section(&t, CPD_SEC_THREADS, s, b.len);
+
+  if (d->nzone_issues) {
+    s = b.len;
+    put32(&b, d->nzone_issues);
+    put32(&b, CPD_ZI_KINDS);
+    for (uint32_t i = 0; i < d->nzone_issues; i++) {
+      const struct cpd_zone_issue *z = &d->zone_issues[i];
+      put32(&b, z->thread);
+      put32(&b, z->zone);
+      for (int k = 0; k < CPD_ZI_KINDS; k++) put64(&b, z->n[k]);
+    }
+    section(&t, CPD_SEC_ZONE_ISSUES, s, b.len);
+  }
 
   size_t table = b.len;
   for (int i = 0; i < t.n; i++) {

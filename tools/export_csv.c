@@ -2,12 +2,17 @@
 ** export_csv.c -- '--format=csv': the flat profile, one row per function
 ** with a header row, RFC 4180 quoting, times in nanoseconds. The columns
 ** are one table, so new columns (e.g. per-run statistics) are one line each.
+** With several dumps (runs), per-run columns follow: runs (how many runs
+** the function appears in), mean and sample standard deviation per run of
+** self, total and calls, then self/total/calls of each run in the order the
+** dumps were given (self_ns_run1 ...).
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "export.h"
+#include "runs.h"
 
 struct column {
   const char *header;
@@ -50,10 +55,40 @@ static void csv_field(FILE *f, const char *s)
   putc('"', f);
 }
 
+static const char *const run_cols[3] = { "self_ns", "total_ns", "calls" };
+
+static void run_header(FILE *f, const struct run_table *rt)
+{
+  fputs(",runs", f);
+  for (int c = 0; c < 3; c++) fprintf(f, ",%s_mean,%s_sd", run_cols[c], run_cols[c]);
+  for (int c = 0; c < 3; c++)
+    for (uint32_t r = 0; r < rt->nruns; r++) fprintf(f, ",%s_run%u", run_cols[c], r + 1);
+}
+
+static void run_values(FILE *f, const struct run_table *rt, uint32_t fn)
+{
+  const double *col[3] = { rt->self, rt->total, rt->calls };
+  fprintf(f, ",%u", rt->present[fn]);
+  for (int c = 0; c < 3; c++) {
+    struct run_stat s;
+    runs_stat(runs_row(rt, col[c], fn), rt->nruns, &s);
+    fprintf(f, c == 2 ? ",%.3f,%.3f" : ",%.0f,%.0f", s.mean, s.sd);
+  }
+  for (int c = 0; c < 3; c++)
+    for (uint32_t r = 0; r < rt->nruns; r++) fprintf(f, ",%.0f", runs_row(rt, col[c], fn)[r]);
+}
+
 static int write_csv(FILE *f, const struct profile *p)
 {
+  struct run_table rt;
+  int runs = p->ndumps > 1;
+  if (runs && runs_build(p, 0, &rt) != 0) {
+    fprintf(stderr, "capprof: out of memory\n");
+    return 1;
+  }
   fputs("function,module,file,line", f);
   for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++) fprintf(f, ",%s", numeric[c].header);
+  if (runs) run_header(f, &rt);
   fputs("\r\n", f);
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
@@ -66,8 +101,10 @@ static int write_csv(FILE *f, const struct profile *p)
     fprintf(f, ",%u", fn->line);
     for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++)
       fprintf(f, ",%.0f", numeric[c].value(fn));
+    if (runs) run_values(f, &rt, i);
     fputs("\r\n", f);
   }
+  if (runs) runs_free(&rt);
   return 0;
 }
 

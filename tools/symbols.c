@@ -33,6 +33,13 @@ const char *sym_base_name(const char *path)
 
 void sym_module_problem(const struct cpd_dump *d, int m, const char *why)
 {
+  /* Once per file, even when several dumps of one program name it. */
+  static char *warned[64];
+  static unsigned nwarned;
+  for (unsigned i = 0; i < nwarned; i++)
+    if (!strcmp(warned[i], d->modules[m].path)) return;
+  if (nwarned < 64) warned[nwarned] = strdup(d->modules[m].path);
+  if (nwarned < 64 && warned[nwarned]) nwarned++;
   problems++;
   tool_warn("%s: %s; its functions show as %s+0xoffset", d->modules[m].path, why,
             sym_base_name(d->modules[m].path));

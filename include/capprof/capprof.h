@@ -1,16 +1,23 @@
 /*
-** capprof.h -- public control API of the capprof runtime.
+** capprof.h -- public API of the capprof runtime: control functions and
+** manual zones.
 **
 ** A program compiled with -finstrument-functions (GCC/Clang) or /Gh /GH (MSVC)
 ** and linked with libcapprof is profiled without calling anything here. These
 ** functions let it steer the profiler: pause and resume, reset, write a dump
 ** now, choose where dumps go, and name threads. Every function is thread-safe,
 ** never aborts, and returns 0 or a negative CAPPROF_E* code.
+**
+** Zones (CAPPROF_ZONE_BEGIN/END, CAPPROF_ZONE, CAPPROF_FUNCTION, and the C++
+** capprof::Zone) time named regions; they are nodes of the same per-thread
+** call tree as hooked functions. The macros expand to nothing unless
+** CAPPROF_ENABLED is defined; see docs/zones.md.
 */
 #ifndef CAPPROF_CAPPROF_H
 #define CAPPROF_CAPPROF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,11 +87,112 @@ CAPPROF_API int capprof_dump(const char *path, char *out, size_t outsize);
 ** "%n.%p.capprof" there. NULL restores the default. */
 CAPPROF_API int capprof_set_output(const char *pattern);
 
+/* Set the directory dumps are written to, as CAPPROF_OUTPUT_DIR does. A
+** relative output pattern (see capprof_set_output) is placed in it; an
+** absolute one is not changed. %p %n %t expand here too. The directory must
+** exist: if it cannot be written, the final dump fails and the runtime says
+** so once on stderr; the program is not disturbed. NULL or "" unsets it. */
+CAPPROF_API int capprof_set_output_dir(const char *dir);
+
 /* Name the calling thread in the dump (at most 63 bytes are kept). */
 CAPPROF_API int capprof_set_thread_name(const char *name);
+
+/* ---- zones ---------------------------------------------------------------
+** Use the macros below rather than these functions: the macros compile away
+** without CAPPROF_ENABLED. A zone belongs to the function that begins it and
+** nests inside it, below its callers and above its callees. Names are copied
+** (dynamic strings are fine); at most 1023 bytes are kept. Zones are not
+** async-signal-safe. */
+
+/* Open a zone in the calling thread. Returns a token for
+** capprof_zone_end_token, 0 when nothing was recorded (paused, disabled,
+** out of memory). The runtime starts on first use: no hooks are needed. */
+CAPPROF_API uint64_t capprof_zone_begin(const char *name);
+/* Close the innermost open zone of the calling function, or, with a name,
+** the innermost open zone of that name; zones left open inside it are
+** closed too and counted as mismatches. NULL or "" means the innermost.
+** Returns 0, or CAPPROF_EINVAL when no such zone is open (counted as an
+** END without BEGIN), or CAPPROF_EDISABLED. */
+CAPPROF_API int capprof_zone_end(const char *name);
+/* Close the zone a capprof_zone_begin returned; zones left open inside it
+** are closed too (and counted). A token of 0 does nothing. Used by the
+** scoped macros and capprof::Zone. */
+CAPPROF_API void capprof_zone_end_token(uint64_t token);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- zone macros ------------------------------------------------------- */
+
+#define CAPPROF_CAT2_(a, b) a##b
+#define CAPPROF_CAT_(a, b) CAPPROF_CAT2_(a, b)
+
+#if defined(CAPPROF_ENABLED)
+
+#  if defined(__GNUC__) || defined(__clang__)
+#    define CAPPROF_ZONE_INLINE_ static inline \
+       __attribute__((always_inline, no_instrument_function, unused))
+#  elif defined(_MSC_VER)
+#    define CAPPROF_ZONE_INLINE_ static __forceinline
+#  else
+#    define CAPPROF_ZONE_INLINE_ static inline
+#  endif
+#  if defined(__GNUC__) || defined(__clang__)
+#    define CAPPROF_ZONE_INLINE_CXX_ __attribute__((always_inline, no_instrument_function))
+#  elif defined(_MSC_VER)
+#    define CAPPROF_ZONE_INLINE_CXX_ __forceinline
+#  else
+#    define CAPPROF_ZONE_INLINE_CXX_
+#  endif
+
+/* CAPPROF_ZONE_BEGIN("name") ... CAPPROF_ZONE_END(): a zone closed by hand.
+** CAPPROF_ZONE_END("name") (a string literal) also checks which zone it
+** closes. Both are statements. */
+#  define CAPPROF_ZONE_BEGIN(name) ((void)capprof_zone_begin(name))
+#  define CAPPROF_ZONE_END(...) ((void)capprof_zone_end("" __VA_ARGS__))
+
+#  if defined(__cplusplus)
+namespace capprof {
+/* RAII zone: open for the lifetime of the object (also when an exception
+** leaves the scope). Header-only; forced inline so that the zone belongs to
+** the function that declares it. */
+class Zone {
+public:
+  CAPPROF_ZONE_INLINE_CXX_ explicit Zone(const char *name)
+    : token_(capprof_zone_begin(name)) {}
+  CAPPROF_ZONE_INLINE_CXX_ ~Zone() { capprof_zone_end_token(token_); }
+  Zone(const Zone &) = delete;
+  Zone &operator=(const Zone &) = delete;
+private:
+  uint64_t token_;
+};
+} /* namespace capprof */
+#    define CAPPROF_ZONE(name) \
+       ::capprof::Zone CAPPROF_CAT_(capprof_zone_, __LINE__)(name)
+#  elif defined(__GNUC__) || defined(__clang__)
+CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
+{
+  capprof_zone_end_token(*token);
+}
+/* CAPPROF_ZONE("name"): a zone that ends with the enclosing block. */
+#    define CAPPROF_ZONE(name) \
+       __attribute__((cleanup(capprof_zone_cleanup_))) uint64_t \
+       CAPPROF_CAT_(capprof_zone_, __LINE__) = capprof_zone_begin(name)
+#  else
+/* Plain C without cleanup attributes: no scoped zone; BEGIN/END work. */
+#    define CAPPROF_ZONE(name) CAPPROF_ZONE_BEGIN(name)
+#  endif
+/* CAPPROF_FUNCTION(): a scoped zone named after the enclosing function. */
+#  define CAPPROF_FUNCTION() CAPPROF_ZONE(__func__)
+
+#else /* !CAPPROF_ENABLED: every zone macro compiles to nothing */
+
+#  define CAPPROF_ZONE_BEGIN(name) ((void)sizeof(name))
+#  define CAPPROF_ZONE_END(...) ((void)0)
+#  define CAPPROF_ZONE(name) ((void)sizeof(name))
+#  define CAPPROF_FUNCTION() ((void)0)
+
+#endif /* CAPPROF_ENABLED */
 
 #endif /* CAPPROF_CAPPROF_H */

@@ -43,8 +43,10 @@ grep -Eq '  177 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "report: fib: $(cat
 grep -Eq '   10 .* leaf  \(calls.c:[0-9]+\)$' out.txt || fail "report: leaf"
 [ "$(wc -l <out.txt)" = 5 ] || fail "report --limit 3"
 for s in self total calls avg max name; do expect 0 "$CAPPROF" report -s $s "$D1"; done
+expect 0 "$CAPPROF" report --sum "$D1" "$D2"
+grep -Eq '  354 .* fib ' out.txt || fail "report --sum of two dumps sums calls"
 expect 0 "$CAPPROF" report "$D1" "$D2"
-grep -Eq '  354 .* fib ' out.txt || fail "report of two dumps sums calls"
+grep -Eq ' 177.0 +2/2 +fib$' out.txt || fail "report of two runs: $(cat out.txt)"
 
 # callers and callees
 expect 0 "$CAPPROF" callers middle "$D1"

@@ -1,0 +1,61 @@
+/*
+** hooks.c (Win32) -- the C side of MSVC's /Gh /GH hooks: the workers that
+** asm/penter_x64.asm (x64) and hooks_x86.c (x86) call once every volatile
+** register is saved, and the runtime's start-up and exit. _pexit cannot
+** know its function, so exits pair with frames by stack pointer alone.
+*/
+#include <stdlib.h>
+
+#include "win.h"
+
+/* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
+** load), one gate load and compare, one more compare of the top frame's sp.
+** GetLastError is saved by the caller.
+**
+** sp here is a function's return-address slot (or its rsp after `sub rsp`),
+** never shared by a function and its callee: /Gh and -pg emit no hooks for
+** inlined bodies. So a frame with the same sp is a sibling that never
+** exited (tail jump, longjmp, exception) and is popped too, where the
+** common rule (cp_hot_enter, made for -finstrument-functions' inlined
+** hooks) pops only frames strictly below. */
+void win_hook_enter(uintptr_t key, uintptr_t sp)
+{
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_now());
+  cp_hot_enter(t, (uint64_t)key, sp);
+}
+
+/* _pexit knows no key: the exit pairs with the innermost frame once dead
+** frames are popped. Zones a function began and left open sit above it with
+** sp = its sp - 1, which a /GH exit with the frame still up (sp = S - N)
+** does not pop: they are popped here, counted as left open, first. */
+void win_hook_exit(uintptr_t sp)
+{
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f)))
+    calltree_unwind(t, f->sp + 1, cp_now());
+  cp_hot_exit(t, 0, sp, 0);
+}
+
+/* Process exit. For the static library atexit runs it from exit(), before
+** the DLLs detach; in capprof.dll the C runtime runs the DLL's own atexit
+** list at DLL_PROCESS_DETACH, under the loader lock, where writing a file
+** is allowed (no thread creation, no waits but os_lock's bounded one). */
+static void __cdecl capprof_finish(void)
+{
+  runtime_atexit();
+  win_process_exit();
+}
+
+/* Calibrate before main (or when the DLL is loaded); hooks that fire
+** earlier, in other DLLs' DllMain or C++ constructors, initialise lazily. */
+WIN_STARTUP(capprof_start)
+{
+  runtime_init();
+  atexit(capprof_finish);
+}

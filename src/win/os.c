@@ -1,0 +1,509 @@
+/*
+** os.c (Win32) -- the OS layer on Windows: VirtualAlloc reservations, the
+** thread state pointer (a TLS slot read straight from the TEB) and the FLS
+** thread-exit callback, QueryPerformanceCounter, ids and names, the module
+** map with each image's CodeView (PDB 7.0) record, UTF-8 file names, and
+** process start-up and exit. Only kernel32 is used, never LoadLibrary:
+** hooks and the final dump may run under the loader lock.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "win.h"
+
+#ifndef PSAPI_VERSION
+#  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */
+#endif
+#include <psapi.h>
+
+volatile DWORD win_tls_index = WIN_TLS_NONE;
+
+static DWORD fls_index = FLS_OUT_OF_INDEXES;
+static SRWLOCK runtime_lock = SRWLOCK_INIT;
+static int lock_abandoned;          /* os_lock gave up waiting during exit */
+
+typedef BOOLEAN (NTAPI *shutdown_fn)(void);
+typedef HRESULT (WINAPI *thread_desc_fn)(HANDLE, PWSTR *);
+typedef LONG (NTAPI *query_process_fn)(HANDLE, int, void *, ULONG, ULONG *);
+static shutdown_fn dll_shutdown_in_progress;   /* ntdll, may be NULL */
+static thread_desc_fn get_thread_description;  /* kernel32, Windows 10+ */
+static query_process_fn query_process;         /* ntdll */
+
+/* ---- memory ------------------------------------------------------------ */
+
+void *os_reserve(size_t size)
+{
+  return VirtualAlloc(NULL, size, MEM_RESERVE, PAGE_NOACCESS);
+}
+
+int os_commit(void *addr, size_t size)
+{
+  return VirtualAlloc(addr, size, MEM_COMMIT, PAGE_READWRITE) ? 0 : CAPPROF_ENOMEM;
+}
+
+/* Every caller releases a whole reservation. */
+void os_release(void *addr, size_t size)
+{
+  (void)size;
+  if (addr) VirtualFree(addr, 0, MEM_RELEASE);
+}
+
+size_t os_page_size(void)
+{
+  static size_t page;
+  if (!page) {
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    page = si.dwPageSize;
+  }
+  return page;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+/* Allocate the TLS index once, without waiting: a thread that loses the
+** race frees its own index. */
+static DWORD tls_index(void)
+{
+  DWORD i = win_tls_index;
+  if (i != WIN_TLS_NONE) return i;
+  DWORD mine = TlsAlloc();
+  if (mine == TLS_OUT_OF_INDEXES) return WIN_TLS_NONE;
+  LONG prev = InterlockedCompareExchange((volatile LONG *)&win_tls_index,
+                                         (LONG)mine, (LONG)WIN_TLS_NONE);
+  if ((DWORD)prev != WIN_TLS_NONE) {
+    TlsFree(mine);
+    return (DWORD)prev;
+  }
+  return mine;
+}
+
+struct cp_thread *os_get_thread(void) { return win_tls_get(); }
+
+void os_set_thread(struct cp_thread *t)
+{
+  DWORD i = tls_index();
+  if (i != WIN_TLS_NONE) TlsSetValue(i, t);
+}
+
+/* FLS callbacks run at thread exit (and for fibers at fiber deletion) before
+** DLL_THREAD_DETACH, so a late hook in a DllMain still finds the state. */
+static void WINAPI fls_exit_cb(void *p)
+{
+  if (p) runtime_thread_exit(p);
+}
+
+int os_thread_register(struct cp_thread *t)
+{
+  if (fls_index == FLS_OUT_OF_INDEXES) return CAPPROF_ENOMEM;
+  return FlsSetValue(fls_index, t) ? 0 : CAPPROF_ENOMEM;
+}
+
+uint64_t os_thread_id(void) { return GetCurrentThreadId(); }
+uint64_t os_process_id(void) { return GetCurrentProcessId(); }
+
+/* PROCESS_BASIC_INFORMATION, whose last-but-one field is the parent's id. */
+struct basic_info { void *r0; void *peb; ULONG_PTR r2[2]; ULONG_PTR pid; ULONG_PTR ppid; };
+
+uint64_t os_parent_process_id(void)
+{
+  struct basic_info bi;
+  if (!query_process) return 0;
+  if (query_process(GetCurrentProcess(), 0, &bi, sizeof bi, NULL) != 0) return 0;
+  return bi.ppid;
+}
+
+static size_t to_utf8(const wchar_t *w, int wlen, char *buf, size_t n)
+{
+  if (!n) return 0;
+  int k = WideCharToMultiByte(CP_UTF8, 0, w, wlen, buf, (int)n - 1, NULL, NULL);
+  if (k < 0) k = 0;
+  buf[k] = '\0';
+  return (size_t)k;
+}
+
+/* The description set with SetThreadDescription (Windows 10 1607+). */
+int os_thread_name(uint64_t tid, char *buf, size_t n)
+{
+  if (!get_thread_description || !n) return CAPPROF_ENOENT;
+  HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)tid);
+  if (!h) return CAPPROF_ENOENT;
+  PWSTR w = NULL;
+  int rc = CAPPROF_ENOENT;
+  if (SUCCEEDED(get_thread_description(h, &w)) && w) {
+    if (w[0]) {
+      to_utf8(w, (int)wcslen(w), buf, n);
+      rc = 0;
+    }
+    LocalFree(w);
+  }
+  CloseHandle(h);
+  return rc;
+}
+
+/* During ExitProcess every other thread is already gone; one that held the
+** lock never releases it, so give it 200 ms and then go on without it. */
+void os_lock(void)
+{
+  if (TryAcquireSRWLockExclusive(&runtime_lock)) return;
+  if (!win_shutting_down()) {
+    AcquireSRWLockExclusive(&runtime_lock);
+    return;
+  }
+  for (int i = 0; i < 200; i++) {
+    Sleep(1);
+    if (TryAcquireSRWLockExclusive(&runtime_lock)) return;
+  }
+  lock_abandoned = 1;
+}
+
+void os_unlock(void)
+{
+  if (lock_abandoned) {
+    lock_abandoned = 0;
+    return;
+  }
+  ReleaseSRWLockExclusive(&runtime_lock);
+}
+
+int win_shutting_down(void)
+{
+  return dll_shutdown_in_progress && dll_shutdown_in_progress();
+}
+
+/* ---- clocks ------------------------------------------------------------- */
+
+static uint64_t qpc_freq(void)
+{
+  static uint64_t f;
+  if (!f) {
+    LARGE_INTEGER li;
+    QueryPerformanceFrequency(&li);
+    f = (uint64_t)li.QuadPart;
+  }
+  return f;
+}
+
+uint64_t os_ticks(void)
+{
+  LARGE_INTEGER li;
+  QueryPerformanceCounter(&li);
+  return (uint64_t)li.QuadPart;
+}
+
+uint32_t os_ticks_source(void) { return CPD_CLOCK_QPC; }
+
+uint64_t os_monotonic_ns(void)
+{
+  uint64_t t = os_ticks(), f = qpc_freq();
+  return t / f * 1000000000u + t % f * 1000000000u / f;
+}
+
+#define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)   /* 1970 in 100 ns */
+
+uint64_t os_realtime_ns(void)
+{
+  FILETIME ft;
+  GetSystemTimePreciseAsFileTime(&ft);
+  uint64_t v = (uint64_t)ft.dwHighDateTime << 32 | ft.dwLowDateTime;
+  return (v - FILETIME_UNIX_EPOCH) * 100u;
+}
+
+void os_format_time(uint64_t realtime_ns, char *buf, size_t n)
+{
+  uint64_t v = realtime_ns / 100u + FILETIME_UNIX_EPOCH;
+  FILETIME ft = { (DWORD)v, (DWORD)(v >> 32) }, local;
+  SYSTEMTIME st;
+  if (!FileTimeToLocalFileTime(&ft, &local) || !FileTimeToSystemTime(&local, &st)) {
+    if (n) buf[0] = '\0';
+    return;
+  }
+  snprintf(buf, n, "%04u%02u%02u-%02u%02u%02u", st.wYear, st.wMonth, st.wDay,
+           st.wHour, st.wMinute, st.wSecond);
+}
+
+/* ---- errors, environment ------------------------------------------------ */
+
+os_errsave os_save_errors(void)
+{
+  os_errsave s = { errno, GetLastError() };
+  return s;
+}
+
+void os_restore_errors(os_errsave s)
+{
+  errno = s.err;
+  SetLastError((DWORD)s.winerr);
+}
+
+/* Read with the API rather than getenv: the C runtime may not be initialised
+** yet when the first hook fires. Values are UTF-8, in a ring of buffers: each
+** stays valid for the next three calls, enough for runtime.c's use. */
+const char *os_getenv(const char *name)
+{
+  static char ring[4][1024];
+  static LONG next;
+  wchar_t wname[64], wval[1024];
+  if (!MultiByteToWideChar(CP_UTF8, 0, name, -1, wname, 64)) return NULL;
+  DWORD k = GetEnvironmentVariableW(wname, wval, 1024);
+  if (k == 0 || k >= 1024) return NULL;
+  char *buf = ring[(DWORD)InterlockedIncrement(&next) & 3u];
+  to_utf8(wval, (int)k, buf, sizeof ring[0]);
+  return buf;
+}
+
+void os_report(const char *msg)
+{
+  HANDLE h = GetStdHandle(STD_ERROR_HANDLE);
+  DWORD w;
+  if (!h || h == INVALID_HANDLE_VALUE) return;
+  WriteFile(h, msg, (DWORD)strlen(msg), &w, NULL);
+  WriteFile(h, "\r\n", 2, &w, NULL);
+}
+
+/* ---- process ------------------------------------------------------------- */
+
+/* Split the command line by the rules of CommandLineToArgvW (which lives in
+** shell32, not loadable here) into NUL-separated UTF-8 arguments. */
+static void read_cmdline(void)
+{
+  const wchar_t *s = GetCommandLineW();
+  size_t cap = 64 * 1024;
+  char *out = os_reserve(cap);
+  if (!s || !out || os_commit(out, cap) != 0) return;
+  size_t len = 0;
+  wchar_t arg[4096];
+  int first = 1;
+  while (*s) {
+    while (*s == L' ' || *s == L'\t') s++;
+    if (!*s) break;
+    size_t k = 0;
+    int quoted = 0;
+    while (*s && (quoted || (*s != L' ' && *s != L'\t'))) {
+      if (first) {                      /* program name: quotes only */
+        if (*s == L'"') quoted = !quoted;
+        else if (k < 4095) arg[k++] = *s;
+        s++;
+        continue;
+      }
+      size_t bs = 0;
+      while (*s == L'\\') { bs++; s++; }
+      if (*s == L'"') {
+        for (size_t i = 0; i < bs / 2 && k < 4095; i++) arg[k++] = L'\\';
+        if (bs % 2) { if (k < 4095) arg[k++] = L'"'; s++; }
+        else if (quoted && s[1] == L'"') { if (k < 4095) arg[k++] = L'"'; s += 2; }
+        else { quoted = !quoted; s++; }
+      } else {
+        for (size_t i = 0; i < bs && k < 4095; i++) arg[k++] = L'\\';
+        if (*s && (quoted || (*s != L' ' && *s != L'\t'))) {
+          if (k < 4095) arg[k++] = *s;
+          s++;
+        }
+      }
+    }
+    first = 0;
+    if (len && len < cap) out[len++] = '\0';
+    if (len + 4 * k + 1 >= cap) break;
+    len += to_utf8(arg, (int)k, out + len, cap - len);
+  }
+  cp_g.cmdline = out;
+  cp_g.cmdline_len = len;
+}
+
+void os_process_init(void)
+{
+  wchar_t w[1024];
+  DWORD n = GetModuleFileNameW(NULL, w, 1024);
+  to_utf8(w, n < 1024 ? (int)n : 0, cp_g.exe, sizeof cp_g.exe);
+  const char *base = cp_g.exe;
+  for (const char *p = cp_g.exe; *p; p++)
+    if (*p == '\\' || *p == '/') base = p + 1;
+  size_t len = strlen(base);
+  if (len > 4 && _stricmp(base + len - 4, ".exe") == 0) len -= 4;   /* app.<pid>.capprof */
+  if (len >= sizeof cp_g.progname) len = sizeof cp_g.progname - 1;
+  memcpy(cp_g.progname, base, len);
+  cp_g.progname[len] = '\0';
+  read_cmdline();
+
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
+  HMODULE kbase = GetModuleHandleW(L"kernelbase.dll");
+  if (ntdll) {
+    dll_shutdown_in_progress = (shutdown_fn)(void (*)(void))
+        GetProcAddress(ntdll, "RtlDllShutdownInProgress");
+    query_process = (query_process_fn)(void (*)(void))
+        GetProcAddress(ntdll, "NtQueryInformationProcess");
+  }
+  if (k32) get_thread_description = (thread_desc_fn)(void (*)(void))
+      GetProcAddress(k32, "GetThreadDescription");
+  if (!get_thread_description && kbase) get_thread_description = (thread_desc_fn)
+      (void (*)(void))GetProcAddress(kbase, "GetThreadDescription");
+  fls_index = FlsAlloc(fls_exit_cb);
+  tls_index();
+}
+
+/* At exit, after the final dump: free the FLS index so that its callback,
+** which lives in this module, is never called after a FreeLibrary. */
+void win_process_exit(void)
+{
+  if (fls_index != FLS_OUT_OF_INDEXES) {
+    DWORD i = fls_index;
+    fls_index = FLS_OUT_OF_INDEXES;
+    FlsFree(i);
+  }
+}
+
+/* ---- modules -------------------------------------------------------------- */
+
+/* The CodeView record of an image mapped at base: "RSDS", GUID, age, PDB
+** path. Sets id (GUID then age, as stored) and debug_path; both point into
+** the image. */
+static void find_codeview(const unsigned char *base, struct cp_module *m)
+{
+  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return;
+  const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE) return;
+  m->size = nt->OptionalHeader.SizeOfImage;
+  if (nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG) return;
+  const IMAGE_DATA_DIRECTORY *dd =
+      &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
+  if (!dd->VirtualAddress || dd->Size > m->size) return;
+  const IMAGE_DEBUG_DIRECTORY *d = (const IMAGE_DEBUG_DIRECTORY *)(base + dd->VirtualAddress);
+  for (size_t i = 0; i < dd->Size / sizeof *d; i++) {
+    if (d[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !d[i].AddressOfRawData) continue;
+    if (d[i].SizeOfData < 24 || d[i].AddressOfRawData + d[i].SizeOfData > m->size) continue;
+    const unsigned char *cv = base + d[i].AddressOfRawData;
+    if (memcmp(cv, "RSDS", 4) != 0) continue;
+    m->id_kind = CPD_MODID_PDB70;
+    m->id_len = 20;
+    m->id = cv + 4;
+    m->debug_path = d[i].SizeOfData > 24 && memchr(cv + 24, 0, d[i].SizeOfData - 24)
+                        ? (const char *)cv + 24 : NULL;
+    return;
+  }
+}
+
+int os_modules(os_module_fn fn, void *ctx)
+{
+  HMODULE mods[1024];
+  DWORD need = 0;
+  if (!K32EnumProcessModules(GetCurrentProcess(), mods, sizeof mods, &need))
+    return CAPPROF_EIO;
+  DWORD count = need / sizeof(HMODULE);
+  if (count > 1024) count = 1024;
+  for (DWORD i = 0; i < count; i++) {
+    wchar_t w[1024];
+    char path[3 * 1024];
+    DWORD n = GetModuleFileNameW(mods[i], w, 1024);
+    to_utf8(w, n < 1024 ? (int)n : 0, path, sizeof path);
+    struct cp_module m = { 0 };
+    m.path = path;
+    m.base = (uint64_t)(uintptr_t)mods[i];
+    find_codeview((const unsigned char *)mods[i], &m);
+    int rc = fn(&m, ctx);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+static int map_error(DWORD e)
+{
+  switch (e) {
+  case ERROR_FILE_EXISTS: case ERROR_ALREADY_EXISTS: return CAPPROF_EEXIST;
+  case ERROR_FILE_NOT_FOUND: case ERROR_PATH_NOT_FOUND: return CAPPROF_ENOENT;
+  case ERROR_NOT_ENOUGH_MEMORY: case ERROR_OUTOFMEMORY: return CAPPROF_ENOMEM;
+  case ERROR_INVALID_NAME: case ERROR_FILENAME_EXCED_RANGE:
+  case ERROR_INVALID_PARAMETER: return CAPPROF_EINVAL;
+  default: return CAPPROF_EIO;
+  }
+}
+
+/* UTF-8 to a wide path; 0 or CAPPROF_EINVAL. */
+static int wide_path(const char *path, wchar_t *w, int n)
+{
+  return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n)
+             ? 0 : CAPPROF_EINVAL;
+}
+
+int os_file_create(const char *path, os_file *f)
+{
+  wchar_t w[MAX_PATH * 4];
+  int rc = wide_path(path, w, MAX_PATH * 4);
+  if (rc) return rc;
+  HANDLE h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, NULL, CREATE_NEW,
+                         FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE) return map_error(GetLastError());
+  *f = (os_file)h;
+  return 0;
+}
+
+int os_file_write(os_file f, const void *buf, size_t n)
+{
+  const char *p = buf;
+  while (n) {
+    DWORD chunk = n > 0x40000000u ? 0x40000000u : (DWORD)n, w = 0;
+    if (!WriteFile((HANDLE)f, p, chunk, &w, NULL) || w == 0) return map_error(GetLastError());
+    p += w;
+    n -= w;
+  }
+  return 0;
+}
+
+/* Like pwrite: the file position is left where it was (a positioned
+** WriteFile on a synchronous handle moves it, so it is put back). */
+int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off)
+{
+  LARGE_INTEGER zero = { 0 }, pos;
+  if (!SetFilePointerEx((HANDLE)f, zero, &pos, FILE_CURRENT)) return map_error(GetLastError());
+  const char *p = buf;
+  int rc = 0;
+  while (n && !rc) {
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)off;
+    ov.OffsetHigh = (DWORD)(off >> 32);
+    DWORD chunk = n > 0x40000000u ? 0x40000000u : (DWORD)n, w = 0;
+    if (!WriteFile((HANDLE)f, p, chunk, &w, &ov) || w == 0) rc = map_error(GetLastError());
+    p += w;
+    n -= w;
+    off += w;
+  }
+  if (!SetFilePointerEx((HANDLE)f, pos, NULL, FILE_BEGIN) && !rc) rc = map_error(GetLastError());
+  return rc;
+}
+
+int os_file_close(os_file f)
+{
+  return CloseHandle((HANDLE)f) ? 0 : map_error(GetLastError());
+}
+
+/* MoveFileExW without MOVEFILE_REPLACE_EXISTING fails, atomically, when
+** path exists; tmp is gone after a successful move. */
+int os_file_publish(const char *tmp, const char *path)
+{
+  wchar_t wt[MAX_PATH * 4], wp[MAX_PATH * 4];
+  int rc = wide_path(tmp, wt, MAX_PATH * 4);
+  if (!rc) rc = wide_path(path, wp, MAX_PATH * 4);
+  if (rc) return rc;
+  if (MoveFileExW(wt, wp, 0)) return 0;
+  return map_error(GetLastError());
+}
+
+void os_file_remove(const char *path)
+{
+  wchar_t w[MAX_PATH * 4];
+  if (wide_path(path, w, MAX_PATH * 4) == 0) DeleteFileW(w);
+}
+
+int os_is_directory(const char *path)
+{
+  wchar_t w[MAX_PATH * 4];
+  if (wide_path(path, w, MAX_PATH * 4) != 0) return 0;
+  DWORD a = GetFileAttributesW(w);
+  return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}

@@ -1,0 +1,98 @@
+/*
+** win.h -- private to the Win32 backend: the thread state pointer the hooks
+** read straight from the TEB's TLS slots (no API call, GetLastError intact),
+** the workers the assembly hooks call, and the start-up attribute.
+*/
+#ifndef CAPPROF_WIN_H
+#define CAPPROF_WIN_H
+
+#ifndef WIN32_LEAN_AND_MEAN
+#  define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+
+#include "../internal.h"
+
+/* TLS index from TlsAlloc, WIN_TLS_NONE until the first hook of the process.
+** Slots 0-63 live in the TEB (TlsSlots); higher ones in TlsExpansionSlots,
+** an array the system allocates on the thread's first TlsSetValue there. */
+#define WIN_TLS_NONE 0xFFFFFFFFu
+extern volatile DWORD win_tls_index CP_HIDDEN;
+
+#if CAPPROF_ARCH_X86_64
+#  define WIN_TEB_TLS_SLOTS      0x1480u
+#  define WIN_TEB_TLS_EXPANSION  0x1780u
+#else
+#  define WIN_TEB_TLS_SLOTS      0xE10u
+#  define WIN_TEB_TLS_EXPANSION  0xF94u
+#endif
+
+/* One pointer-sized load from the TEB (gs: on x64, fs: on x86): MSVC's
+** intrinsic, or the same instruction in GNU asm for GCC, clang and clang-cl
+** (whose <intrin.h> clashes with MinGW's headers in the compile checks). */
+#if defined(_MSC_VER) && !defined(__clang__)
+#  include <intrin.h>
+#  if CAPPROF_ARCH_X86_64
+#    define WIN_TEB_READ(off) ((uintptr_t)__readgsqword(off))
+#  else
+#    define WIN_TEB_READ(off) ((uintptr_t)__readfsdword(off))
+#  endif
+#elif CAPPROF_ARCH_X86_64
+CP_INLINE uintptr_t win_teb_read(uintptr_t off)
+{
+  uintptr_t v;
+  __asm__("movq %%gs:(%1), %0" : "=r"(v) : "r"(off));
+  return v;
+}
+#  define WIN_TEB_READ(off) win_teb_read(off)
+#else
+CP_INLINE uintptr_t win_teb_read(uintptr_t off)
+{
+  uintptr_t v;
+  __asm__("movl %%fs:(%1), %0" : "=r"(v) : "r"(off));
+  return v;
+}
+#  define WIN_TEB_READ(off) win_teb_read(off)
+#endif
+
+/* The calling thread's state or NULL. One global load, one compare and one
+** segment-relative load for the first 64 TLS indexes (the usual case: the
+** runtime allocates its index early). Never touches GetLastError. */
+CP_INLINE struct cp_thread *win_tls_get(void)
+{
+  DWORD i = win_tls_index;
+  if (CP_LIKELY(i < 64))
+    return (struct cp_thread *)WIN_TEB_READ(WIN_TEB_TLS_SLOTS + i * sizeof(void *));
+  if (i == WIN_TLS_NONE) return NULL;
+  void **exp = (void **)WIN_TEB_READ(WIN_TEB_TLS_EXPANSION);
+  return exp ? (struct cp_thread *)exp[i - 64] : NULL;
+}
+
+/* Workers of the hooks in asm/penter_x64.asm and src/win/hooks_x86.c, called
+** with every volatile register already saved. key is the return address
+** pushed by `call _penter` (inside the instrumented function); sp is the
+** hook's stack pointer at entry plus one slot: the instrumented function's
+** stack pointer at the call. */
+void win_hook_enter(uintptr_t key, uintptr_t sp) CP_HIDDEN;
+void win_hook_exit(uintptr_t sp) CP_HIDDEN;
+
+/* Run fn once at start-up, from the C runtime's initialiser table, for the
+** exe and for the DLL alike. */
+#if defined(_MSC_VER)
+#  pragma section(".CRT$XCU", read)
+#  define WIN_STARTUP(fn)                                                   \
+     static void __cdecl fn(void);                                          \
+     __declspec(allocate(".CRT$XCU")) void (__cdecl *fn##_ptr_)(void) = fn; \
+     static void __cdecl fn(void)
+#else
+#  define WIN_STARTUP(fn) \
+     __attribute__((constructor)) CP_NOINSTR static void fn(void)
+#endif
+
+/* Set while the process is being torn down (ExitProcess): os_lock then
+** waits a bounded time, since a thread killed while holding it never
+** releases it. */
+int win_shutting_down(void) CP_HIDDEN;
+void win_process_exit(void) CP_HIDDEN;
+
+#endif /* CAPPROF_WIN_H */

@@ -1,0 +1,365 @@
+/*
+** zone.c -- manual zones: named regions timed as nodes of the calling
+** thread's call tree (key CPD_KEY_ZONE | name id), the process-wide table
+** of zone names, and the per-thread counts of mismatched BEGIN/END. The
+** hooks never come here; zones cost nothing to programs that do not use them.
+**
+** Where a zone sits. A zone belongs to the function that begins it. Its frame
+** gets a stack pointer just below that function's frame, so that the rules of
+** the hooks (pop every frame whose sp is below the current one) put it above
+** the function's callees and pop it, counted as left open, when the function
+** returns without ending it:
+**   - the innermost live frame is a hooked function F: sp = F's sp - 1;
+**   - it is a zone anchored to a function: the same sp (zones of one
+**     function share it);
+**   - no hooked function is open (a zones-only program): the address of the
+**     caller's own frame, minus 1, so that zones of functions that returned
+**     are recognised as dead by later BEGINs and ENDs there too.
+*/
+#include <string.h>
+
+#include "internal.h"
+
+#define NAMES_MAX     65536u          /* distinct names; one more id collects the rest */
+#define NAME_MAX_LEN  1023u           /* longer names are cut */
+#define HASH_SLOTS    (2u * NAMES_MAX)
+#define ARENA_BYTES   ((size_t)32 << 20)
+#define ARENA_CHUNK   ((size_t)64 << 10)
+#define CACHE_SLOTS   256u            /* per-thread: name pointer -> id */
+#define ISSUE_SLOTS   1024u           /* per-thread: zone ids with mismatches */
+#define GATE_BUSY     0xFFFFFFFFu
+#define OVERFLOW_NAME "(more zone names than capprof keeps)"
+
+/* The name table: append-only, written under os_lock, read lock-free by the
+** dump. names[id] is set before count is raised past id. */
+static struct {
+  char **names;                 /* id -> NUL-terminated copy */
+  uint32_t *lens;               /* id -> length */
+  uint32_t *hash;               /* open addressing by content: id + 1, 0 empty */
+  char *arena;                  /* the copies */
+  size_t arena_used, arena_committed;
+  volatile uint32_t count;      /* ids published */
+  uint32_t overflow;            /* id of OVERFLOW_NAME once the table is full */
+  int ready;                    /* reserved; -1 when that failed */
+} Z;
+
+struct zone_cache { const char *ptr; uint32_t id; uint32_t pad_; };
+struct zone_issue { uint32_t id1; uint32_t pad_; uint64_t n[CPD_ZI_KINDS]; };
+
+/* Per-thread zone state, made on the thread's first zone. */
+struct cp_zones {
+  struct zone_cache cache[CACHE_SLOTS];  /* recently used names of this thread */
+  uint32_t nissues;                      /* used slots of issues */
+  uint32_t issues_lost;                  /* mismatches not counted: table full */
+  struct zone_issue issues[ISSUE_SLOTS]; /* open addressing: id1 = id + 1 */
+};
+
+/* ---- the name table (under os_lock) -------------------------------------- */
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+  uint32_t h = 2166136261u;                   /* FNV-1a */
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static int table_ready(void)
+{
+  if (Z.ready) return Z.ready > 0;
+  Z.ready = -1;
+  size_t nb = (size_t)NAMES_MAX * sizeof(char *), lb = (size_t)NAMES_MAX * 4;
+  size_t hb = (size_t)HASH_SLOTS * 4;
+  char **names = os_reserve(nb);
+  uint32_t *lens = os_reserve(lb), *hash = os_reserve(hb);
+  char *arena = os_reserve(ARENA_BYTES);
+  if (!names || !lens || !hash || !arena || os_commit(names, nb) || os_commit(lens, lb) ||
+      os_commit(hash, hb)) {
+    os_release(names, nb);
+    os_release(lens, lb);
+    os_release(hash, hb);
+    os_release(arena, ARENA_BYTES);
+    return 0;
+  }
+  Z.names = names;
+  Z.lens = lens;
+  Z.hash = hash;
+  Z.arena = arena;
+  Z.overflow = UINT32_MAX;
+  Z.ready = 1;
+  return 1;
+}
+
+/* Copy a name into the arena; NULL when it is full or memory is short. */
+static char *arena_copy(const char *s, size_t len)
+{
+  size_t need = Z.arena_used + len + 1;
+  if (need > ARENA_BYTES) return NULL;
+  if (need > Z.arena_committed) {
+    size_t want = (need + ARENA_CHUNK - 1) / ARENA_CHUNK * ARENA_CHUNK;
+    if (want > ARENA_BYTES) want = ARENA_BYTES;
+    if (os_commit(Z.arena + Z.arena_committed, want - Z.arena_committed) != 0) return NULL;
+    Z.arena_committed = want;
+  }
+  char *p = Z.arena + Z.arena_used;
+  memcpy(p, s, len);
+  p[len] = '\0';
+  Z.arena_used = need;
+  return p;
+}
+
+/* The id of a name, interned if new. Caller holds os_lock. Returns
+** UINT32_MAX only if the table could not be made at all. */
+static uint32_t intern_locked(const char *s, size_t len)
+{
+  if (!table_ready()) return UINT32_MAX;
+  uint32_t slot = name_hash(s, len) & (HASH_SLOTS - 1), v;
+  while ((v = Z.hash[slot]) != 0) {
+    uint32_t id = v - 1;
+    if (Z.lens[id] == len && memcmp(Z.names[id], s, len) == 0) return id;
+    slot = (slot + 1) & (HASH_SLOTS - 1);
+  }
+  uint32_t id = Z.count;
+  char *copy = id < NAMES_MAX - 1 && Z.overflow == UINT32_MAX ? arena_copy(s, len) : NULL;
+  if (!copy) {                 /* full: every further name shares one id */
+    if (Z.overflow != UINT32_MAX) return Z.overflow;
+    Z.overflow = id;
+    copy = (char *)OVERFLOW_NAME;
+    len = sizeof OVERFLOW_NAME - 1;
+  } else {
+    Z.hash[slot] = id + 1;
+  }
+  Z.names[id] = copy;
+  Z.lens[id] = (uint32_t)len;
+  CP_BARRIER();
+  Z.count = id + 1;
+  return id;
+}
+
+uint32_t zone_name_count(void)
+{
+  uint32_t n = Z.count;
+  CP_BARRIER();
+  return n;
+}
+
+const char *zone_name(uint32_t id, uint32_t *len)
+{
+  const char *s = id < Z.count ? Z.names[id] : NULL;
+  *len = s ? Z.lens[id] : 0;
+  return s ? s : "";
+}
+
+/* ---- per-thread state ------------------------------------------------------ */
+
+static struct cp_zones *thread_zones(struct cp_thread *t)
+{
+  if (CP_LIKELY(t->zones != NULL)) return t->zones;
+  size_t bytes = (sizeof(struct cp_zones) + os_page_size() - 1) / os_page_size() *
+                 os_page_size();
+  struct cp_zones *z = os_reserve(bytes);
+  if (z && os_commit(z, bytes) != 0) {
+    os_release(z, bytes);
+    z = NULL;
+  }
+  t->zones = z;
+  return z;
+}
+
+void zone_thread_free(struct cp_thread *t)
+{
+  if (!t->zones) return;
+  size_t bytes = (sizeof(struct cp_zones) + os_page_size() - 1) / os_page_size() *
+                 os_page_size();
+  os_release(t->zones, bytes);
+  t->zones = NULL;
+}
+
+void zone_thread_reset(struct cp_thread *t)
+{
+  struct cp_zones *z = t->zones;
+  if (!z) return;
+  memset(z->issues, 0, sizeof z->issues);
+  z->nissues = 0;
+  z->issues_lost = 0;
+}
+
+/* Id of name for thread t: a hit in the thread's cache costs a pointer
+** compare and a compare of the text (names may live in reused buffers);
+** a miss takes os_lock. UINT32_MAX if no id can be had. */
+static uint32_t zone_id(struct cp_thread *t, struct cp_zones *z, const char *name)
+{
+  if (!name) name = "";
+  uintptr_t p = (uintptr_t)name;
+  struct zone_cache *c = &z->cache[((p >> 3) ^ (p >> 11)) & (CACHE_SLOTS - 1)];
+  if (c->ptr == name && c->id < Z.count) {
+    const char *s = Z.names[c->id];
+    uint32_t len = Z.lens[c->id];
+    if (memcmp(s, name, len) == 0 && (name[len] == '\0' || len == NAME_MAX_LEN)) return c->id;
+  }
+  size_t len = strnlen(name, NAME_MAX_LEN);
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;                   /* hooks in a signal handler do nothing */
+  os_lock();
+  uint32_t id = intern_locked(name, len);
+  os_unlock();
+  t->gate = saved;
+  if (id != UINT32_MAX) {
+    c->ptr = name;
+    c->id = id;
+  }
+  return id;
+}
+
+void zone_note(struct cp_thread *t, uint32_t id, unsigned kind)
+{
+  struct cp_zones *z = t->zones;
+  if (!z || kind >= CPD_ZI_KINDS) return;
+  uint32_t slot = (id * 2654435761u) & (ISSUE_SLOTS - 1);
+  for (uint32_t i = 0; i < ISSUE_SLOTS; i++, slot = (slot + 1) & (ISSUE_SLOTS - 1)) {
+    struct zone_issue *e = &z->issues[slot];
+    if (e->id1 == id + 1) {
+      e->n[kind]++;
+      return;
+    }
+    if (e->id1 == 0) {
+      if (z->nissues + 1 >= ISSUE_SLOTS) break;
+      e->n[kind]++;
+      e->id1 = id + 1;                  /* the dump reads id1 != 0 as "in use" */
+      z->nissues++;
+      return;
+    }
+  }
+  z->issues_lost++;
+}
+
+void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx)
+{
+  const struct cp_zones *z = t->zones;
+  if (!z) return;
+  for (uint32_t i = 0; i < ISSUE_SLOTS; i++) {
+    uint32_t id1 = z->issues[i].id1;
+    if (id1 && id1 - 1 < zone_name_count()) fn(ctx, id1 - 1, z->issues[i].n);
+  }
+}
+
+/* ---- the API ----------------------------------------------------------------- */
+
+/* The calling thread's state, made (and the runtime started) on first use. */
+static struct cp_thread *zone_thread(void)
+{
+  struct cp_thread *t = os_get_thread();
+  return CP_LIKELY(t != NULL) ? t : runtime_thread_slow();
+}
+
+/* 0 when t may record now. Closing a zone by token also goes on while paused:
+** the token names the frame, and closing it keeps the stack true. */
+static int zone_blocked(struct cp_thread *t, int closing)
+{
+  if (CP_LIKELY(t->gate == cp_g.gate)) return 0;
+  if (!runtime_sync(t)) return 0;
+  return !(closing && runtime_thread_real(t) && t->gate != GATE_BUSY && !cp_g.finished);
+}
+
+static uint32_t zone_of(const struct cp_thread *t, const struct cp_frame *f)
+{
+  return (uint32_t)(t->nodes[f->node].key & 0xFFFFFFFFu);
+}
+
+/* Pop frames from the top down to and including g, charging each; zones
+** among those above g were left open. */
+static void close_to(struct cp_thread *t, struct cp_frame *g, uint64_t now)
+{
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;
+  struct cp_frame *f = t->top;
+  for (; f > g; f--) {
+    calltree_charge(&t->nodes[f->node], now - f->start);
+    zone_popped_open(t, f);
+  }
+  calltree_charge(&t->nodes[g->node], now - g->start);
+  t->top = g - 1;
+  t->gate = saved;
+}
+
+uint64_t capprof_zone_begin(const char *name)
+{
+  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  struct cp_thread *t = zone_thread();
+  if (zone_blocked(t, 0)) return 0;
+  os_errsave e = os_save_errors();
+  uint64_t token = 0;
+  struct cp_zones *z = thread_zones(t);
+  uint32_t id = z ? zone_id(t, z, name) : UINT32_MAX;
+  if (id == UINT32_MAX) goto out;
+  uint64_t key = CPD_KEY_ZONE | id;
+
+  struct cp_frame *f = t->top;
+  if (f->sp < here) f = calltree_unwind(t, here, cp_now());   /* dead frames */
+  uintptr_t sp = here;
+  if (f > t->frames) {
+    struct cp_frame *g = f;
+    while (g > t->frames && cp_frame_is_zone(t, g)) g--;
+    if (g > t->frames) sp = cp_frame_is_zone(t, f) ? f->sp : f->sp - 1;  /* anchored */
+    else if (f->sp < sp) sp = f->sp;                                       /* zones only */
+  }
+  if (CP_UNLIKELY(f + 1 >= t->commit_end) && !(f = calltree_grow(t))) goto out;
+  uint32_t c = t->nodes[f->node].hot;
+  if (t->nodes[c].key != key || t->nodes[c].parent != f->node) {
+    c = calltree_lookup(t, f->node, key);
+    if (c == CPD_NO_PARENT) goto out;
+  }
+  f[1].node = c;
+  f[1].sp = sp;
+  token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
+  f[1].start = cp_now();
+  t->top = f + 1;
+out:
+  os_restore_errors(e);
+  return token;
+}
+
+int capprof_zone_end(const char *name)
+{
+  uint64_t now = cp_now();
+  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  struct cp_thread *t = zone_thread();
+  if (zone_blocked(t, 0)) return cp_g.disabled ? CAPPROF_EDISABLED : 0;
+  os_errsave e = os_save_errors();
+  int rc = 0;
+  struct cp_zones *z = thread_zones(t);
+  if (!z) goto out;
+  struct cp_frame *f = t->top;
+  if (f->sp < here) f = calltree_unwind(t, here, now);        /* dead frames */
+  int named = name && *name;
+  uint32_t id = named ? zone_id(t, z, name) : UINT32_MAX;
+  /* The candidates: the zones above the innermost live function frame. */
+  struct cp_frame *g = f;
+  while (g > t->frames && cp_frame_is_zone(t, g) && named && zone_of(t, g) != id) g--;
+  if (g > t->frames && cp_frame_is_zone(t, g)) {
+    if (g != f) zone_note(t, zone_of(t, g), CPD_ZI_END_OUT_OF_ORDER);
+    close_to(t, g, now);
+  } else {
+    if (!named) id = zone_id(t, z, "");
+    if (id != UINT32_MAX) zone_note(t, id, CPD_ZI_END_WITHOUT_BEGIN);
+    rc = CAPPROF_EINVAL;
+  }
+out:
+  os_restore_errors(e);
+  return rc;
+}
+
+void capprof_zone_end_token(uint64_t token)
+{
+  uint64_t now = cp_now();
+  if (!token) return;
+  struct cp_thread *t = os_get_thread();
+  if (!t || zone_blocked(t, 1)) return;
+  uint64_t depth = token >> 32;
+  uint64_t key = CPD_KEY_ZONE | (token & 0xFFFFFFFFu);
+  struct cp_frame *g = t->frames + depth;
+  /* Not there any more: something popped it already, and counted it. */
+  if (depth == 0 || g > t->top || t->nodes[g->node].key != key) return;
+  os_errsave e = os_save_errors();
+  close_to(t, g, now);
+  os_restore_errors(e);
+}

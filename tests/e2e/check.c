@@ -1,0 +1,155 @@
+/*
+** check.c -- end-to-end checker: reads a dump with the reader library, names
+** its nodes through a map file the test program wrote ("name 0xaddress" per
+** line), and checks expectations, one per line of the expect file:
+**   threads N          the dump has N threads
+**   thread NAME        later lines look at the thread with that name
+**   path a;b;c N       the node at call path a->b->c has exactly N calls
+**   none a;b           no node at that path (after the selected thread's root)
+**   open a;b           that node is flagged as still running at dump time
+**   chain f N          the longest chain f->f->...->f has N levels, 1 call each
+**   nodes-at-least N   the thread has at least N nodes
+**   consistent         every node's children's inclusive sum <= its inclusive
+** Exits 0 when every line holds; otherwise prints each failure.
+*/
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumpread.h"
+
+struct sym { uint64_t addr; char name[64]; };
+static struct sym syms[256];
+static int nsyms;
+
+static const char *name_of(uint64_t key)
+{
+  for (int i = 0; i < nsyms; i++)
+    if (syms[i].addr == key) return syms[i].name;
+  if (key == CPD_KEY_OVERFLOW) return "[overflow]";
+  return "?";
+}
+
+/* Node index at path "a;b;c" below the root, or -1. */
+static long find_path(const struct cpd_thread *t, char *path)
+{
+  long cur = 0;
+  for (char *save, *part = strtok_r(path, ";", &save); part; part = strtok_r(NULL, ";", &save)) {
+    long next = -1;
+    for (uint32_t i = (uint32_t)cur + 1; i < t->node_count; i++)
+      if (t->nodes[i].parent == (uint32_t)cur && !strcmp(name_of(t->nodes[i].key), part)) {
+        next = i;
+        break;
+      }
+    if (next < 0) return -1;
+    cur = next;
+  }
+  return cur;
+}
+
+static int failures;
+
+static void fail(int line, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "expect line %d: ", line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  failures++;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 4) {
+    fprintf(stderr, "usage: check DUMP MAP EXPECT\n");
+    return 2;
+  }
+  struct cpd_dump *d;
+  char err[256];
+  if (cpd_load(argv[1], &d, err, sizeof err)) {
+    fprintf(stderr, "check: %s: %s\n", argv[1], err);
+    return 1;
+  }
+  FILE *m = fopen(argv[2], "r");
+  if (!m) { perror(argv[2]); return 1; }
+  char line[512];
+  while (nsyms < 256 && fgets(line, sizeof line, m)) {
+    void *p;
+    if (sscanf(line, "%63s %p", syms[nsyms].name, &p) == 2)
+      syms[nsyms++].addr = (uint64_t)(uintptr_t)p;
+  }
+  fclose(m);
+
+  FILE *e = fopen(argv[3], "r");
+  if (!e) { perror(argv[3]); return 1; }
+  const struct cpd_thread *t = d->nthreads ? &d->threads[0] : NULL;
+  int ln = 0;
+  while (fgets(line, sizeof line, e)) {
+    ln++;
+    char op[32], arg[400];
+    unsigned long long n = 0;
+    int k = sscanf(line, "%31s %399s %llu", op, arg, &n);
+    if (k < 1 || op[0] == '#') continue;
+    if (!strcmp(op, "threads")) {
+      if (d->nthreads != strtoull(arg, NULL, 10)) fail(ln, "%u threads, expected %s", d->nthreads, arg);
+    } else if (!strcmp(op, "thread")) {
+      t = NULL;
+      for (uint32_t i = 0; i < d->nthreads; i++)
+        if (!strcmp(d->threads[i].name, arg)) t = &d->threads[i];
+      if (!t) { fail(ln, "no thread named %s", arg); break; }
+    } else if (!t) {
+      fail(ln, "no thread");
+      break;
+    } else if (!strcmp(op, "path") || !strcmp(op, "open")) {
+      char copy[400];
+      strcpy(copy, arg);
+      long i = find_path(t, copy);
+      if (i < 0) fail(ln, "no node at %s", arg);
+      else if (!strcmp(op, "path") && t->nodes[i].calls != n)
+        fail(ln, "%s has %" PRIu64 " calls, expected %llu", arg, t->nodes[i].calls, n);
+      else if (!strcmp(op, "open") && !(t->nodes[i].flags & CPD_NODE_OPEN))
+        fail(ln, "%s is not flagged open", arg);
+    } else if (!strcmp(op, "none")) {
+      if (find_path(t, arg) >= 0) fail(ln, "unexpected node at %s", arg);
+    } else if (!strcmp(op, "chain")) {
+      unsigned long long best = 0;
+      for (uint32_t i = 1; i < t->node_count; i++) {
+        if (strcmp(name_of(t->nodes[i].key), arg)) continue;
+        uint32_t p = t->nodes[i].parent;
+        if (p && !strcmp(name_of(t->nodes[p].key), arg)) continue;   /* not a chain head */
+        unsigned long long len = 0;
+        for (uint32_t j = i; j && !strcmp(name_of(t->nodes[j].key), arg);) {
+          if (t->nodes[j].calls != 1) { fail(ln, "chain node %u has %" PRIu64 " calls", j, t->nodes[j].calls); break; }
+          len++;
+          uint32_t next = 0;
+          if (j + 1 < t->node_count && t->nodes[j + 1].parent == j) next = j + 1;
+          j = next;
+        }
+        if (len > best) best = len;
+      }
+      if (best != n) fail(ln, "longest %s chain is %llu levels, expected %llu", arg, best, n);
+    } else if (!strcmp(op, "nodes-at-least")) {
+      if (t->node_count < strtoull(arg, NULL, 10)) fail(ln, "%u nodes", t->node_count);
+    } else if (!strcmp(op, "consistent")) {
+      for (uint32_t th = 0; th < d->nthreads; th++) {
+        const struct cpd_thread *tt = &d->threads[th];
+        uint64_t *sum = calloc(tt->node_count, sizeof *sum);
+        for (uint32_t i = 1; i < tt->node_count; i++) sum[tt->nodes[i].parent] += tt->nodes[i].incl;
+        for (uint32_t i = 1; i < tt->node_count; i++)
+          if (sum[i] > tt->nodes[i].incl && tt->nodes[i].key != CPD_KEY_OVERFLOW)
+            fail(ln, "thread %s node %u (%s): children %" PRIu64 " > inclusive %" PRIu64,
+                 tt->name, i, name_of(tt->nodes[i].key), sum[i], tt->nodes[i].incl);
+        free(sum);
+      }
+    } else {
+      fail(ln, "unknown expectation '%s'", op);
+    }
+  }
+  fclose(e);
+  cpd_free(d);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# run.sh BUILD SRC CC static|shared NAME -- build tests/e2e/NAME.c (or .cpp)
+# with CC and its function hooks, link it with libcapprof, run it, and check
+# its dump against NAME.expect. A file NAME_noinstr.c is compiled without hooks.
+set -eu
+build=$1 src=$2 cc=$3 link=$4 name=$5
+e2e=$src/tests/e2e
+work=$build/tests/e2e-work/$name-$(basename "$cc")-$link
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+case $(basename "$cc") in
+  clang*) hooks=-finstrument-functions-after-inlining cxx=clang++ ;;
+  *) hooks=-finstrument-functions cxx=g++ ;;
+esac
+compiler=$cc
+srcfile=$e2e/$name.c
+if [ -f "$e2e/$name.cpp" ]; then compiler=$cxx srcfile=$e2e/$name.cpp; fi
+objs=
+"$compiler" -O1 -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
+objs=main.o
+if [ -f "$e2e/${name}_noinstr.c" ]; then
+  "$cc" -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
+  objs="$objs noinstr.o"
+fi
+if [ "$link" = shared ]; then
+  lib="-L$build -lcapprof -Wl,-rpath,$build"
+else
+  lib="$build/libcapprof.a"
+fi
+# shellcheck disable=SC2086
+"$compiler" -o prog $objs $lib -lpthread
+
+status=0
+E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
+pid=$!
+wait $pid || status=$?
+if [ $status -ne 0 ]; then
+  echo "prog exited with status $status"; cat stderr.txt; exit 1
+fi
+if [ -s stderr.txt ]; then echo "unexpected stderr:"; cat stderr.txt; exit 1; fi
+
+dump=$work/prog.$pid.capprof
+[ -f "$dump" ] || { echo "no dump $dump"; ls; exit 1; }
+"$build/tests/e2e_check" "$dump" map "$e2e/$name.expect"
+if [ -f "$e2e/$name.child.expect" ]; then
+  child=$(ls "$work"/prog.*.capprof | grep -v "prog.$pid.capprof" | head -n 1)
+  [ -n "$child" ] || { echo "no dump from the child process"; exit 1; }
+  "$build/tests/e2e_check" "$child" map "$e2e/$name.child.expect"
+fi
+echo "ok: $name ($(basename "$cc"), $link)"

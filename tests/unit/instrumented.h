@@ -1,0 +1,3 @@
+/* instrumented.h -- functions of instrumented.c, built with the hooks. */
+int probe_leaf(int x);
+int probe_parent(int n);

@@ -1,0 +1,222 @@
+/*
+** test_calltree.c -- the per-thread call tree and shadow stack, driven
+** directly through the hot path with chosen keys and stack pointers: nesting,
+** recursion, frames skipped by longjmp/exceptions, exits without entries,
+** the node cap, a million-level recursion, rebase, and table growth.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define A 0x1000u
+#define B 0x2000u
+#define C 0x3000u
+#define D 0x4000u
+
+static struct cp_thread *t;
+
+static int setup(void **state) { (void)state; t = calltree_new(1u << 21); return t ? 0 : -1; }
+static int teardown(void **state) { (void)state; calltree_free(t); return 0; }
+
+static void in(uint64_t key, uintptr_t sp) { cp_hot_enter(t, key, sp); }
+static void out(uint64_t key, uintptr_t sp) { cp_hot_exit(t, key, sp, 1); }
+
+/* Node index reached from the root by a list of keys ending in 0, or 0. */
+static uint32_t path(uint64_t first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  uint32_t cur = CP_NODE_ROOT;
+  for (uint64_t k = first; k; k = va_arg(ap, uint64_t)) {
+    uint32_t found = 0;
+    for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++)
+      if (t->nodes[i].parent == cur && t->nodes[i].key == k) { found = i; break; }
+    if (!found) { va_end(ap); return 0; }
+    cur = found;
+  }
+  va_end(ap);
+  return cur;
+}
+
+static uint64_t calls(uint32_t n) { return n ? t->nodes[n].calls : UINT64_MAX; }
+
+static void test_nesting(void **state)
+{
+  (void)state;
+  in(A, 1000);
+  for (int i = 0; i < 3; i++) { in(B, 900); in(C, 800); out(C, 800); out(B, 900); }
+  in(C, 900); out(C, 900);
+  out(A, 1000);
+  assert_int_equal(calls(path(A, 0)), 1);
+  assert_int_equal(calls(path(A, B, 0)), 3);
+  assert_int_equal(calls(path(A, B, C, 0)), 3);
+  assert_int_equal(calls(path(A, C, 0)), 1);
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 4);
+  assert_ptr_equal(t->top, t->frames);
+  const struct cp_node *a = &t->nodes[path(A, 0)], *b = &t->nodes[path(A, B, 0)];
+  assert_true(a->incl >= b->incl);
+  assert_true(b->min <= b->max);
+  assert_true(b->min * 3 <= b->incl && b->incl <= b->max * 3);
+}
+
+static void test_recursion_nests(void **state)
+{
+  (void)state;
+  in(A, 1000); in(A, 900); in(A, 800);
+  out(A, 800); out(A, 900); out(A, 1000);
+  assert_int_equal(calls(path(A, A, A, 0)), 1);
+  assert_int_equal(calls(path(A, A, 0)), 1);
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 3);
+}
+
+/* longjmp from C back into A: B and C never exit; A's exit pops them. */
+static void test_exit_pops_dead_frames(void **state)
+{
+  (void)state;
+  in(A, 1000); in(B, 900); in(C, 800);
+  out(A, 1000);
+  assert_ptr_equal(t->top, t->frames);
+  assert_int_equal(calls(path(A, 0)), 1);
+  assert_int_equal(calls(path(A, B, 0)), 1);
+  assert_int_equal(calls(path(A, B, C, 0)), 1);
+}
+
+/* An exception caught in A, which then calls D (whose frame is smaller than
+** B's was): B and C are dead, and D is A's child. */
+static void test_enter_pops_dead_frames(void **state)
+{
+  (void)state;
+  in(A, 1000); in(B, 900); in(C, 800);
+  in(D, 950);
+  out(D, 950);
+  out(A, 1000);
+  assert_int_equal(calls(path(A, D, 0)), 1);
+  assert_int_equal(path(A, B, D, 0), 0);
+  assert_int_equal(path(A, B, C, D, 0), 0);
+  assert_int_equal(calls(path(A, B, C, 0)), 1);
+  assert_ptr_equal(t->top, t->frames);
+}
+
+/* GCC instruments inlined functions: their hooks see the host's frame. */
+static void test_inlined_calls_nest(void **state)
+{
+  (void)state;
+  in(A, 1000); in(B, 1000); in(C, 1000);
+  out(C, 1000); out(B, 1000);
+  in(D, 900); out(D, 900);
+  out(A, 1000);
+  assert_int_equal(calls(path(A, B, C, 0)), 1);
+  assert_int_equal(calls(path(A, D, 0)), 1);
+  assert_ptr_equal(t->top, t->frames);
+}
+
+static void test_exit_without_entry_is_ignored(void **state)
+{
+  (void)state;
+  out(B, 500);                               /* nothing open */
+  in(A, 1000);
+  out(B, 1000);                              /* B never entered */
+  assert_ptr_equal(t->top, t->frames + 1);
+  out(A, 1000);
+  assert_int_equal(calls(path(A, 0)), 1);
+  assert_int_equal(path(B, 0), 0);
+  assert_ptr_equal(t->top, t->frames);
+}
+
+/* A's stack pointer at its exit is below B's entry (alloca after B): the
+** sp rule alone cannot see that B is dead; the key search finds A. */
+static void test_exit_finds_its_frame_by_key(void **state)
+{
+  (void)state;
+  in(A, 1000); in(B, 900);
+  out(A, 850);
+  assert_ptr_equal(t->top, t->frames);
+  assert_int_equal(calls(path(A, 0)), 1);
+  assert_int_equal(calls(path(A, B, 0)), 1);
+}
+
+static void test_node_cap_overflow(void **state)
+{
+  (void)state;
+  struct cp_thread *saved = t;
+  t = calltree_new(CP_FIRST_NODE + 2);       /* room for two real nodes */
+  in(A, 1000); in(B, 900);                   /* fills the cap */
+  in(C, 800); in(D, 700); out(D, 700); out(C, 800);
+  in(D, 800); out(D, 800);
+  out(B, 900); out(A, 1000);
+  assert_ptr_equal(t->top, t->frames);
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 2);
+  assert_int_equal(t->nodes[CP_NODE_OVERFLOW].calls, 2);   /* C, and D under B */
+  assert_int_equal(t->nodes[CP_NODE_SINK].calls, 1);       /* D under C */
+  assert_int_equal(calls(path(A, B, 0)), 1);
+  calltree_free(t);
+  t = saved;
+}
+
+static void test_million_levels(void **state)
+{
+  (void)state;
+  const uintptr_t top = (uintptr_t)1 << 40;
+  const unsigned n = 1000000;
+  for (unsigned i = 0; i < n; i++) in(A, top - 64u * i);
+  assert_int_equal(t->top - t->frames, n);
+  for (unsigned i = n; i-- > 0;) out(A, top - 64u * i);
+  assert_ptr_equal(t->top, t->frames);
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + n);
+  for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++) {
+    assert_int_equal(t->nodes[i].calls, 1);
+    assert_int_equal(t->nodes[i].parent, i == CP_FIRST_NODE ? CP_NODE_ROOT : i - 1);
+  }
+  assert_int_equal(t->lost_frames, 0);
+}
+
+static void test_rebase_keeps_open_path(void **state)
+{
+  (void)state;
+  in(A, 1000); in(B, 900); in(C, 800); out(C, 800);
+  calltree_rebase(t, cp_now());
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 2);
+  assert_int_equal(calls(path(A, B, 0)), 0);
+  out(B, 900); out(A, 1000);
+  assert_int_equal(calls(path(A, B, 0)), 1);
+  assert_int_equal(calls(path(A, 0)), 1);
+  assert_int_equal(path(A, B, C, 0), 0);
+}
+
+static void test_wide_node_and_table_growth(void **state)
+{
+  (void)state;
+  in(A, 1000);
+  for (int pass = 0; pass < 2; pass++)
+    for (uint64_t k = 1; k <= 20000; k++) { in(k << 4, 900); out(k << 4, 900); }
+  out(A, 1000);
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 1 + 20000);
+  uint32_t a = path(A, 0);
+  for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++)
+    if (i != a) {
+      assert_int_equal(t->nodes[i].parent, a);
+      assert_int_equal(t->nodes[i].calls, 2);
+    }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_recursion_nests, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_exit_pops_dead_frames, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_enter_pops_dead_frames, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_inlined_calls_nest, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_exit_without_entry_is_ignored, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_exit_finds_its_frame_by_key, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_node_cap_overflow, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_million_levels, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_rebase_keeps_open_path, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_wide_node_and_table_growth, setup, teardown),
+  };
+  return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
+}

@@ -1,0 +1,133 @@
+; regs_x64.asm -- register-preservation test functions for _penter/_pexit,
+; each calling the hooks exactly the way /Gh and /GH code does. test_regs.c
+; calls them and compares what they captured with what they loaded.
+;
+; Calling convention: Microsoft x64. Each function takes nothing and keeps
+; no argument: everything goes through the globals below, since a register
+; or stack slot used for bookkeeping would be one less register tested.
+;
+; Before each hook call every volatile register holds a known value:
+;   RAX RCX RDX R8 R9 R10 R11 = regs_in[0..6], XMM0-XMM5 = xmm_in[0..5],
+;   RFLAGS = 08D7h (CF PF AF ZF SF OF set; DF clear, as the ABI requires at a
+;   call). Right after the call they are stored to regs_enter/xmm_enter/
+;   flags_enter (after _penter) or regs_exit/xmm_exit/flags_exit (_pexit).
+;
+; Stack alignment at hook entry (rsp mod 16) for each placement:
+;   regs_pre   /Gh before the prologue (rsp = 0 mod 16 at _penter), /GH-as-GCC
+;              right before ret, frame gone (0 mod 16 at _pexit)
+;   regs_post  /Gh after `sub rsp, 28h` (8 mod 16), /GH with the frame still
+;              up (8 mod 16), return value live in RAX and XMM0
+;   regs_mixed /Gh before the prologue (0 mod 16), then a prologue, and /GH
+;              with the frame up (8 mod 16)
+; The hooks' keys are the addresses labelled *_key (return addresses inside
+; each function), exported for the tree checks. (llvm-ml makes a PUBLIC
+; `label:` inside a PROC global; ml64 would want `label::`, which llvm-ml 14
+; rejects. This test file is assembled by llvm-ml only.)
+
+PUBLIC regs_in, xmm_in, regs_enter, xmm_enter, flags_enter
+PUBLIC regs_exit, xmm_exit, flags_exit
+PUBLIC regs_pre_key, regs_post_key, regs_mixed_key
+
+EXTERN _penter:PROC
+EXTERN _pexit:PROC
+
+_DATA SEGMENT
+ALIGN 16
+regs_in     QWORD 7 DUP (0)
+ALIGN 16
+xmm_in      QWORD 12 DUP (0)
+ALIGN 16
+regs_enter  QWORD 7 DUP (0)
+ALIGN 16
+xmm_enter   QWORD 12 DUP (0)
+flags_enter QWORD 0
+ALIGN 16
+regs_exit   QWORD 7 DUP (0)
+ALIGN 16
+xmm_exit    QWORD 12 DUP (0)
+flags_exit  QWORD 0
+_DATA ENDS
+
+_TEXT SEGMENT
+
+; Load the known state. Changes rsp only transiently (push/popfq).
+LOAD_STATE MACRO
+        movdqu  xmm0, xmmword ptr [xmm_in]
+        movdqu  xmm1, xmmword ptr [xmm_in+16]
+        movdqu  xmm2, xmmword ptr [xmm_in+32]
+        movdqu  xmm3, xmmword ptr [xmm_in+48]
+        movdqu  xmm4, xmmword ptr [xmm_in+64]
+        movdqu  xmm5, xmmword ptr [xmm_in+80]
+        mov     rax, [regs_in]
+        mov     rcx, [regs_in+8]
+        mov     rdx, [regs_in+16]
+        mov     r8, [regs_in+24]
+        mov     r9, [regs_in+32]
+        mov     r10, [regs_in+40]
+        mov     r11, [regs_in+48]
+        push    08D7h
+        popfq
+ENDM
+
+; Store the state after a hook into regs_\where, xmm_\where, flags_\where.
+SAVE_STATE MACRO r, x, f
+        pushfq
+        pop     qword ptr [f]
+        mov     [r], rax
+        mov     [r+8], rcx
+        mov     [r+16], rdx
+        mov     [r+24], r8
+        mov     [r+32], r9
+        mov     [r+40], r10
+        mov     [r+48], r11
+        movdqu  xmmword ptr [x], xmm0
+        movdqu  xmmword ptr [x+16], xmm1
+        movdqu  xmmword ptr [x+32], xmm2
+        movdqu  xmmword ptr [x+48], xmm3
+        movdqu  xmmword ptr [x+64], xmm4
+        movdqu  xmmword ptr [x+80], xmm5
+ENDM
+
+regs_pre PROC FRAME
+        .endprolog
+        LOAD_STATE
+        call    _penter
+regs_pre_key:
+        SAVE_STATE regs_enter, xmm_enter, flags_enter
+        LOAD_STATE
+        call    _pexit
+        SAVE_STATE regs_exit, xmm_exit, flags_exit
+        ret
+regs_pre ENDP
+
+regs_post PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        LOAD_STATE
+        call    _penter
+regs_post_key:
+        SAVE_STATE regs_enter, xmm_enter, flags_enter
+        LOAD_STATE
+        call    _pexit
+        SAVE_STATE regs_exit, xmm_exit, flags_exit
+        add     rsp, 28h
+        ret
+regs_post ENDP
+
+regs_mixed PROC FRAME
+        .endprolog
+        LOAD_STATE
+        call    _penter
+regs_mixed_key:
+        SAVE_STATE regs_enter, xmm_enter, flags_enter
+        sub     rsp, 28h
+        LOAD_STATE
+        call    _pexit
+        SAVE_STATE regs_exit, xmm_exit, flags_exit
+        add     rsp, 28h
+        ret
+regs_mixed ENDP
+
+_TEXT ENDS
+END
