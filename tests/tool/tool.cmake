@@ -63,3 +63,18 @@ if(CAPPROF_FUZZ)
        -max_len=65536 -print_final_stats=1 corpus"
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endif()
+
+# Golden tests on the bundled examples: the symbolized tree (and flat
+# profile) with times masked. Regenerate with CAPPROF_UPDATE_GOLDEN=1 ctest.
+if(CAPPROF_BUILD_EXAMPLES)
+  add_test(NAME tool_golden.calls.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_tree
+    ${TOOL_TESTS}/golden/calls.tree $<TARGET_FILE:calls> 3 -- tree --sort=name)
+  add_test(NAME tool_golden.calls.report COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_report
+    ${TOOL_TESTS}/golden/calls.report $<TARGET_FILE:calls> 3 -- report --sort=name)
+  add_test(NAME tool_golden.threads.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_threads_tree
+    ${TOOL_TESTS}/golden/threads.tree $<TARGET_FILE:threads> --
+    tree --merge-threads --sort=name --depth 3)
+endif()
