@@ -113,6 +113,29 @@ expect 3 "$CAPPROF" tree "$R"
 grep -q 'not found' err.txt || fail "no missing-file warning: $(cat err.txt)"
 [ "$(wc -l <err.txt)" = 1 ] || fail "warned more than once"
 
+# calls into a shared library; a stripped program with its DWARF in a
+# separate file found through .gnu_debuglink
+mkdir so && cd so
+cat >lib.c <<'SRC'
+int lib_work(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; return s; }
+int lib_entry(int n) { return lib_work(n) + lib_work(n / 2); }
+SRC
+cat >main.c <<'SRC'
+int lib_entry(int);
+static int local(int k) { return lib_entry(k); }
+int main(void) { int s = 0; for (int i = 0; i < 5; i++) s += local(100 * i); return s == 1; }
+SRC
+$CC -g -O1 -fPIC -shared -finstrument-functions lib.c -o libdemo.so
+$CC -g -O1 -finstrument-functions main.c -L. -ldemo -Wl,-rpath,"$W/so" "$LIB" -lpthread -o app
+objcopy --only-keep-debug app app.debug && strip -g app && objcopy --add-gnu-debuglink=app.debug app
+./app
+expect 0 "$CAPPROF" report app.*.capprof
+grep -Eq '^ .* 10 .* lib_work  \(lib.c:1\)$' out.txt || fail "shared library: $(cat out.txt)"
+grep -Eq '^ .* 5 .* local  \(main.c:2\)$' out.txt || fail "debuglink: $(cat out.txt)"
+expect 0 "$CAPPROF" export --format=json -o so.json app.*.capprof
+grep -q '"name":"lib_entry","module":"libdemo.so"' so.json || fail "json module of lib_entry"
+cd ..
+
 # a binary moved together with its dump is found beside the dump
 mkdir moved && mv calls moved/ && cp "$D1" moved/
 expect 0 "$CAPPROF" report "moved/$D1"
