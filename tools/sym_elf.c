@@ -28,7 +28,12 @@ struct elf_module {
 struct sym_backend {
   const struct cpd_dump *d;
   struct elf_module *mods; /* one per module of the dump */
+  unsigned opened;         /* modules tried so far */
 };
+
+/* Real processes map a few hundred objects; a hostile dump could name a
+** million files. Past this many, modules are not opened. */
+#define MAX_OPEN 1024
 
 static char *debuginfo_path;   /* NULL: libdwfl's default search path */
 
@@ -99,6 +104,11 @@ static void open_module(struct sym_backend *b, int i)
   struct elf_module *em = &b->mods[i];
   em->state = -1;
   if (!strchr(m->path, '/')) return;    /* linux-vdso.so.1: in no file */
+  if (++b->opened > MAX_OPEN) {
+    if (b->opened == MAX_OPEN + 1)
+      sym_module_problem(b->d, i, "the dump lists over 1024 modules; no more are opened");
+    return;
+  }
   int rc = m->path[0] ? try_file(m, m->path, em) : -1;
   if (rc == 0) { em->state = 1; return; }
   int file_errno = errno;
