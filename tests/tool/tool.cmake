@@ -57,16 +57,12 @@ if(CAPPROF_FUZZ)
     COMMENT "Building the dump reader's fuzzer with clang")
   add_custom_target(fuzz_dumpread ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread)
   # Seed corpus: small valid dumps from gen_dump, made at test time; then a
-  # bounded run (CAPPROF_FUZZ_SECONDS, default 60).
+  # bounded run (CAPPROF_FUZZ_SECONDS, default 60), then the real tool over
+  # every input the fuzzer kept.
   set(CAPPROF_FUZZ_SECONDS 60 CACHE STRING "Seconds the fuzz test runs")
-  add_test(NAME tool_fuzz_dumpread COMMAND sh -c
-    "set -e; rm -rf corpus; mkdir -p corpus; \
-     $<TARGET_FILE:tool_gen_dump> corpus/small small 8; \
-     $<TARGET_FILE:tool_gen_dump> corpus/zones zones 6; \
-     $<TARGET_FILE:tool_gen_dump> corpus/deep deep 40; \
-     $<TARGET_FILE:tool_gen_dump> corpus/bushy bushy 30; \
-     ./fuzz_dumpread -max_total_time=${CAPPROF_FUZZ_SECONDS} -rss_limit_mb=1024 \
-       -max_len=65536 -print_final_stats=1 corpus"
+  add_test(NAME tool_fuzz_dumpread COMMAND sh ${TOOL_TESTS}/fuzz.sh
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread $<TARGET_FILE:tool_gen_dump>
+    $<TARGET_FILE:capprof_tool> ${CAPPROF_FUZZ_SECONDS}
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endif()
 
