@@ -33,8 +33,9 @@ D1=$1 D2=$2
 expect 0 "$CAPPROF" tree --sort=name "$D1"
 python3 "$HERE/mask.py" <out.txt >tree.txt
 diff -u "$HERE/calls.tree.golden" tree.txt || fail "tree differs from calls.tree.golden"
-expect 0 "$CAPPROF" tree --merge-threads --depth 2 --prune 1 --raw "$D1"
+expect 0 "$CAPPROF" tree --merge-threads --depth 2 --prune 1 --raw --location "$D1"
 grep -q '^all threads' out.txt || fail "tree --merge-threads"
+grep -Eq ' main  \(calls.c:[0-9]+\)$' out.txt || fail "tree --location"
 grep -q '      fib$' out.txt && fail "tree --depth 2 shows depth 3"
 
 # the flat profile: fib(10) is 177 calls, leaf 3 + 5 + 2
