@@ -17,6 +17,7 @@
 
 static void put_name(FILE *f, const char *name)
 {
+  if (!strchr(name, ';')) { fputs(name, f); return; }
   for (; *name; name++) putc(*name == ';' ? ':' : *name, f);
 }
 
