@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dumpread.h"
 
@@ -341,6 +342,13 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
 int cpd_load(const char *path, struct cpd_dump **out, char *err, size_t errlen)
 {
   *out = NULL;
+  /* Regular files only: /dev/zero or a FIFO would never end. */
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return fail(err, errlen, errno == ENOENT ? CAPPROF_ENOENT : CAPPROF_EIO, "%s",
+                strerror(errno));
+  if ((st.st_mode & S_IFMT) != S_IFREG)
+    return fail(err, errlen, CAPPROF_EIO, "not a regular file");
   FILE *f = fopen(path, "rb");
   if (!f)
     return fail(err, errlen, errno == ENOENT ? CAPPROF_ENOENT : CAPPROF_EIO, "%s",

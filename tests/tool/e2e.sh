@@ -99,6 +99,8 @@ expect 1 "$CAPPROF" report empty.capprof
 head -c 5000 /dev/urandom >garbage.capprof
 expect 1 "$CAPPROF" info garbage.capprof
 expect 1 "$CAPPROF" merge -o "$D1" "$D1"
+expect 1 "$CAPPROF" report /dev/zero
+expect 1 "$CAPPROF" tree .
 
 # a rebuilt and a deleted binary: a warning line, output with
 # module+0xoffset names, exit status 3
