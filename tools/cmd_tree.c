@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "symbols.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -23,10 +24,11 @@ static const char usage[] =
   "  -d, --depth=N        show N levels of calls (default: all)\n"
   "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
   "  -s, --sort=KEY       order siblings by total (default), calls or name\n"
+  "  -l, --location       show each function's file:line (or its module)\n"
   "  -r, --raw            uncompensated times\n"
   "  -h, --help           this text\n";
 
-struct opts { double depth, prune; int raw, sort; };
+struct opts { double depth, prune; int raw, sort, location; };
 
 static const struct profile *sort_prof;
 static const struct prof_node *sort_nodes;
@@ -95,6 +97,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       if (dep > 40) printf("[%u] ", dep);
       fwrite(indent, 1, 2 * (dep > 40 ? 40 : dep), stdout);
       fputs(fn->name, stdout);
+      if (o->location && fn->file)
+        printf("  (%s:%u)", sym_base_name(fn->file), fn->line);
+      else if (o->location && fn->module[0])
+        printf("  (%s)", fn->module);
       fputs(n->flags & CPD_NODE_OPEN ? " [still running]\n" : "\n", stdout);
     }
     if (o->depth >= 0 && depth[i] >= o->depth) continue;
@@ -139,15 +145,16 @@ int cmd_tree(int argc, char **argv)
     { "depth", required_argument, NULL, 'd' },
     { "prune", required_argument, NULL, 'p' },
     { "sort", required_argument, NULL, 's' },
+    { "location", no_argument, NULL, 'l' },
     { "raw", no_argument, NULL, 'r' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct opts o = { -1, 0, 0, 0 };
+  struct opts o = { -1, 0, 0, 0, 0 };
   int merge = 0, c;
   const char *thread = NULL;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":mt:d:p:s:rh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":mt:d:p:s:lrh", longopts, NULL)) != -1) {
     switch (c) {
     case 'm': merge = 1; break;
     case 't': thread = optarg; break;
@@ -159,6 +166,7 @@ int cmd_tree(int argc, char **argv)
       else if (!strcmp(optarg, "name")) o.sort = 2;
       else return 1 + tool_error("tree: --sort wants total, calls or name, not '%s'", optarg);
       break;
+    case 'l': o.location = 1; break;
     case 'r': o.raw = 1; break;
     case 'h': fputs(usage, stdout); return 0;
     default: return tool_bad_option("tree", argv, c);

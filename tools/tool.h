@@ -30,7 +30,9 @@ int tool_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* Print "capprof: warning: <message>" on stderr. */
+/* Print "capprof: warning: <message>" on stderr, unless tool_quiet (set by
+** the fuzzer, which feeds the model millions of absurd dumps). */
+extern int tool_quiet;
 void tool_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

@@ -21,8 +21,11 @@ int tool_error(const char *fmt, ...)
   return 1;
 }
 
+int tool_quiet;
+
 void tool_warn(const char *fmt, ...)
 {
+  if (tool_quiet) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("capprof: warning: ", stderr);
@@ -96,13 +99,18 @@ const char *fmt_count(uint64_t v, char *buf, size_t n)
 int tool_bad_option(const char *cmd, char **argv, int c)
 {
   extern int optind, optopt;
+  const char *arg = optind > 0 ? argv[optind - 1] : "?";
   if (c == ':')
-    return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd,
-                      argv[optind - 1], cmd);
-  if (optopt && optopt != '?')
+    return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd, arg,
+                          cmd);
+  if (!strncmp(arg, "--", 2)) {
+    size_t len = strcspn(arg, "=");
+    return 1 + tool_error("%s: %s option '%.*s' (see 'capprof %s --help')", cmd,
+                          arg[len] ? "unexpected value for" : "unknown", (int)len, arg, cmd);
+  }
+  if (optopt)
     return 1 + tool_error("%s: unknown option '-%c' (see 'capprof %s --help')", cmd, optopt, cmd);
-  return 1 + tool_error("%s: unknown option '%s' (see 'capprof %s --help')", cmd,
-                        argv[optind - 1], cmd);
+  return 1 + tool_error("%s: unknown option '%s' (see 'capprof %s --help')", cmd, arg, cmd);
 }
 
 int tool_parse_num(const char *cmd, const char *opt, const char *s, double max, double *out)

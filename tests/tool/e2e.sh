@@ -33,8 +33,9 @@ D1=$1 D2=$2
 expect 0 "$CAPPROF" tree --sort=name "$D1"
 python3 "$HERE/mask.py" <out.txt >tree.txt
 diff -u "$HERE/calls.tree.golden" tree.txt || fail "tree differs from calls.tree.golden"
-expect 0 "$CAPPROF" tree --merge-threads --depth 2 --prune 1 --raw "$D1"
+expect 0 "$CAPPROF" tree --merge-threads --depth 2 --prune 1 --raw --location "$D1"
 grep -q '^all threads' out.txt || fail "tree --merge-threads"
+grep -Eq ' main  \(calls.c:[0-9]+\)$' out.txt || fail "tree --location"
 grep -q '      fib$' out.txt && fail "tree --depth 2 shows depth 3"
 
 # the flat profile: fib(10) is 177 calls, leaf 3 + 5 + 2
@@ -44,7 +45,9 @@ grep -Eq '   10 .* leaf  \(calls.c:[0-9]+\)$' out.txt || fail "report: leaf"
 [ "$(wc -l <out.txt)" = 5 ] || fail "report --limit 3"
 for s in self total calls avg max name; do expect 0 "$CAPPROF" report -s $s "$D1"; done
 expect 0 "$CAPPROF" report --sum "$D1" "$D2"
-grep -Eq '  354 .* fib ' out.txt || fail "report of two dumps sums calls"
+grep -Eq '  354 .* fib ' out.txt || fail "report --sum of two dumps sums calls"
+expect 0 "$CAPPROF" report "$D1" "$D2"
+grep -Eq ' 177.0 +2/2 +fib$' out.txt || fail "report of two runs: $(cat out.txt)"
 
 # callers and callees
 expect 0 "$CAPPROF" callers middle "$D1"
@@ -96,6 +99,8 @@ expect 1 "$CAPPROF" report empty.capprof
 head -c 5000 /dev/urandom >garbage.capprof
 expect 1 "$CAPPROF" info garbage.capprof
 expect 1 "$CAPPROF" merge -o "$D1" "$D1"
+expect 1 "$CAPPROF" report /dev/zero
+expect 1 "$CAPPROF" tree .
 
 # a rebuilt and a deleted binary: a warning line, output with
 # module+0xoffset names, exit status 3
@@ -110,6 +115,34 @@ rm calls2
 expect 3 "$CAPPROF" tree "$R"
 grep -q 'not found' err.txt || fail "no missing-file warning: $(cat err.txt)"
 [ "$(wc -l <err.txt)" = 1 ] || fail "warned more than once"
+
+# calls into a shared library; a stripped program with its DWARF in a
+# separate file found through .gnu_debuglink
+mkdir so && cd so
+cat >lib.c <<'SRC'
+int lib_work(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; return s; }
+int lib_entry(int n) { return lib_work(n) + lib_work(n / 2); }
+SRC
+cat >main.c <<'SRC'
+int lib_entry(int);
+static int local(int k) { return lib_entry(k); }
+int main(void) { int s = 0; for (int i = 0; i < 5; i++) s += local(100 * i); return s == 1; }
+SRC
+$CC -g -O1 -fPIC -shared -finstrument-functions lib.c -o libdemo.so
+$CC -g -O1 -finstrument-functions main.c -L. -ldemo -Wl,-rpath,"$W/so" "$LIB" -lpthread -o app
+objcopy --only-keep-debug app app.debug && strip -g app && objcopy --add-gnu-debuglink=app.debug app
+./app
+expect 0 "$CAPPROF" report app.*.capprof
+grep -Eq '^ .* 10 .* lib_work  \(lib.c:1\)$' out.txt || fail "shared library: $(cat out.txt)"
+grep -Eq '^ .* 5 .* local  \(main.c:2\)$' out.txt || fail "debuglink: $(cat out.txt)"
+expect 0 "$CAPPROF" export --format=json -o so.json app.*.capprof
+grep -q '"name":"lib_entry","module":"libdemo.so"' so.json || fail "json module of lib_entry"
+cd ..
+
+# a binary moved together with its dump is found beside the dump
+mkdir moved && mv calls moved/ && cp "$D1" moved/
+expect 0 "$CAPPROF" report "moved/$D1"
+grep -Eq ' fib  \(calls.c:[0-9]+\)$' out.txt || fail "moved binary not found beside its dump"
 
 [ $fails = 0 ] && echo "e2e: all passed" && exit 0
 echo "e2e: $fails failures"

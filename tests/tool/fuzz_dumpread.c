@@ -11,11 +11,13 @@
 
 #include "dumpread.h"
 #include "profile.h"
+#include "tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   struct cpd_dump *d;
   char err[256];
+  tool_quiet = 1;
   if (cpd_parse(data, size, &d, err, sizeof err) != 0) return 0;
   struct profile *p = prof_new();
   if (p && prof_add_dump(p, d) == 0) prof_flat(p);

@@ -12,6 +12,12 @@ if(CMOCKA_FOUND)
   add_executable(test_tool_profile ${TOOL_TESTS}/test_profile.c)
   target_link_libraries(test_tool_profile PRIVATE capprof_model PkgConfig::CMOCKA)
   add_test(NAME tool_profile COMMAND test_tool_profile)
+  if(LIBDW_FOUND)
+    add_executable(test_tool_symbols ${TOOL_TESTS}/test_symbols.c)
+    target_link_libraries(test_tool_symbols PRIVATE capprof_model PkgConfig::CMOCKA)
+    target_compile_options(test_tool_symbols PRIVATE -g -O1)
+    add_test(NAME tool_symbols COMMAND test_tool_symbols)
+  endif()
 endif()
 
 add_executable(tool_gen_dump ${TOOL_TESTS}/gen_dump.c)
@@ -51,15 +57,26 @@ if(CAPPROF_FUZZ)
     COMMENT "Building the dump reader's fuzzer with clang")
   add_custom_target(fuzz_dumpread ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread)
   # Seed corpus: small valid dumps from gen_dump, made at test time; then a
-  # bounded run (CAPPROF_FUZZ_SECONDS, default 60).
+  # bounded run (CAPPROF_FUZZ_SECONDS, default 60), then the real tool over
+  # every input the fuzzer kept.
   set(CAPPROF_FUZZ_SECONDS 60 CACHE STRING "Seconds the fuzz test runs")
-  add_test(NAME tool_fuzz_dumpread COMMAND sh -c
-    "set -e; rm -rf corpus; mkdir -p corpus; \
-     $<TARGET_FILE:tool_gen_dump> corpus/small small 8; \
-     $<TARGET_FILE:tool_gen_dump> corpus/zones zones 6; \
-     $<TARGET_FILE:tool_gen_dump> corpus/deep deep 40; \
-     $<TARGET_FILE:tool_gen_dump> corpus/bushy bushy 30; \
-     ./fuzz_dumpread -max_total_time=${CAPPROF_FUZZ_SECONDS} -rss_limit_mb=1024 \
-       -max_len=65536 -print_final_stats=1 corpus"
+  add_test(NAME tool_fuzz_dumpread COMMAND sh ${TOOL_TESTS}/fuzz.sh
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread $<TARGET_FILE:tool_gen_dump>
+    $<TARGET_FILE:capprof_tool> ${CAPPROF_FUZZ_SECONDS}
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()
+
+# Golden tests on the bundled examples: the symbolized tree (and flat
+# profile) with times masked. Regenerate with CAPPROF_UPDATE_GOLDEN=1 ctest.
+if(CAPPROF_BUILD_EXAMPLES)
+  add_test(NAME tool_golden.calls.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_tree
+    ${TOOL_TESTS}/golden/calls.tree $<TARGET_FILE:calls> 3 -- tree --sort=name)
+  add_test(NAME tool_golden.calls.report COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_report
+    ${TOOL_TESTS}/golden/calls.report $<TARGET_FILE:calls> 3 -- report --sort=name)
+  add_test(NAME tool_golden.threads.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_threads_tree
+    ${TOOL_TESTS}/golden/threads.tree $<TARGET_FILE:threads> --
+    tree --merge-threads --sort=name --depth 3)
 endif()
