@@ -335,7 +335,7 @@ out:
 
 int capprof_zone_end(const char *name)
 {
-  uint64_t now = cp_now();
+  uint64_t now = cp_now_exit();          /* the clock the exit hooks read */
   uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return cp_g.disabled ? CAPPROF_EDISABLED : 0;
@@ -365,7 +365,7 @@ out:
 
 void capprof_zone_end_token(uint64_t token)
 {
-  uint64_t now = cp_now();
+  uint64_t now = cp_now_exit();
   if (!token) return;
   struct cp_thread *t = os_get_thread();
   if (!t || zone_blocked(t, 1)) return;
