@@ -196,8 +196,10 @@ CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
        __attribute__((cleanup(capprof_zone_cleanup_), unused)) uint64_t \
        CAPPROF_CAT_(capprof_zone_, CAPPROF_UNIQUE_) = capprof_zone_begin(name)
 #  else
-/* Plain C without cleanup attributes: no scoped zone; BEGIN/END work. */
-#    define CAPPROF_ZONE(name) CAPPROF_ZONE_BEGIN(name)
+/* C without cleanup attributes (MSVC's C): a scoped zone cannot end by
+** itself, so using one is a compile error naming the fix. */
+#    define CAPPROF_ZONE(name) \
+       CAPPROF_ZONE_needs_GCC_or_Clang_in_C__use_CAPPROF_ZONE_BEGIN_and_END(name)
 #  endif
 /* CAPPROF_FUNCTION(): a scoped zone named after the enclosing function. */
 #  define CAPPROF_FUNCTION() CAPPROF_ZONE(__func__)
