@@ -21,7 +21,8 @@ static const char usage[] =
   "threads. With several DUMPs, each is one run of the same program (they line\n"
   "up by function name) and the report shows, per function, the mean per run,\n"
   "the spread across runs (sample standard deviation, min and max) and the\n"
-  "number of runs it appears in; --sum adds the runs up instead.\n"
+  "number of runs it appears in; --sum adds the runs up instead. There, avg\n"
+  "sorts by the mean call and max by the worst run's self time.\n"
   "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
   "  -s, --sort=KEY   self (default), total, calls, avg, max or name\n"
@@ -79,6 +80,11 @@ static int cmp_runs(const void *pa, const void *pb)
   switch (sort_key) {
   case 1: x = sort_stats[a * 3 + 1].mean; y = sort_stats[b * 3 + 1].mean; break;
   case 2: x = sort_stats[a * 3 + 2].mean; y = sort_stats[b * 3 + 2].mean; break;
+  case 3:                                   /* average call: total / calls */
+    x = sort_stats[a * 3 + 2].mean ? sort_stats[a * 3 + 1].mean / sort_stats[a * 3 + 2].mean : 0;
+    y = sort_stats[b * 3 + 2].mean ? sort_stats[b * 3 + 1].mean / sort_stats[b * 3 + 2].mean : 0;
+    break;
+  case 4: x = sort_stats[a * 3].max; y = sort_stats[b * 3].max; break;    /* worst run */
   case 5: return strcmp(sort_prof->funcs[a].name, sort_prof->funcs[b].name);
   default: x = sort_stats[a * 3].mean; y = sort_stats[b * 3].mean; break;
   }
