@@ -143,10 +143,11 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
-    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s\n", fmt_ns(s[0].mean, a, sizeof a),
+    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
            fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
            fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
-           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name);
+           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name,
+           p->funcs[f].zone ? "  [zone]" : "");
   }
   (void)h;
   free(st);
@@ -226,7 +227,8 @@ int cmd_report(int argc, char **argv)
            fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d), fmt_count(f->calls, e, sizeof e),
            fmt_ns(avg(f, raw), g, sizeof g), fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
            fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k), f->name);
-    if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
+    if (f->zone) printf("  [zone]");
+    else if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
     else if (f->module[0] && !f->synthetic) printf("  (%s)", f->module);
     putchar('\n');
   }

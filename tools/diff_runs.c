@@ -15,6 +15,7 @@
 
 struct drow {
   const char *name;
+  int zone;                     /* a zone, not a function */
   struct run_stat a[3], b[3];   /* self, total, calls: before and after */
   int verdict;                  /* runs_significant on the sort column */
   double t;
@@ -72,6 +73,7 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
     if (b->funcs[f].synthetic || !rb.present[f]) continue;
     uint32_t g = prof_lookup(a, b->funcs[f].name, b->funcs[f].module);
     rows[n].name = b->funcs[f].name;
+    rows[n].zone = b->funcs[f].zone;
     fill(&ra, g, rows[n].a);
     fill(&rb, f, rows[n].b);
     n++;
@@ -81,6 +83,7 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
     uint32_t f = prof_lookup(b, a->funcs[g].name, a->funcs[g].module);
     if (f != PROF_NONE && rb.present[f]) continue;
     rows[n].name = a->funcs[g].name;
+    rows[n].zone = a->funcs[g].zone;
     fill(&ra, g, rows[n].a);
     fill(&rb, PROF_NONE, rows[n].b);
     n++;
@@ -111,9 +114,10 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
     if (r->verdict < 0) snprintf(t, sizeof t, "-");
     else if (isinf(r->t)) snprintf(t, sizeof t, "%sinf", r->t < 0 ? "-" : "");
     else snprintf(t, sizeof t, "%.2f", r->t);
-    printf("%22s %22s %10s %8s %7s  %s\n", pm(r->a[key].mean, r->a[key].sd, key == 2, x, sizeof x),
+    printf("%22s %22s %10s %8s %7s  %s%s\n", pm(r->a[key].mean, r->a[key].sd, key == 2, x, sizeof x),
            pm(r->b[key].mean, r->b[key].sd, key == 2, y, sizeof y), d, t,
-           r->verdict < 0 ? "-" : r->verdict ? "real" : dm == 0 ? "same" : "noise", r->name);
+           r->verdict < 0 ? "-" : r->verdict ? "real" : dm == 0 ? "same" : "noise", r->name,
+           r->zone ? "  [zone]" : "");
   }
   free(rows);
 out_b:

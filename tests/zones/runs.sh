@@ -25,9 +25,9 @@ n=$(ls runs/*.capprof 2>/dev/null | wc -l)
 "$tool" report runs/*.capprof >report.txt 2>warn.txt || fail "report exited with $?"
 cat report.txt warn.txt
 grep -q '^5 runs' report.txt || fail "report does not say 5 runs"
-grep -Eq ' 50\.0 +5/5 +handle get$' report.txt || fail "handle get: 50 calls per run in 5/5 runs"
-grep -Eq ' 200\.0 +5/5 +request$' report.txt || fail "request: 200 calls per run"
-grep -Eq ' 5/5 +render$' report.txt || fail "render in 5/5 runs"
+grep -Eq ' 50\.0 +5/5 +handle get  \[zone\]$' report.txt || fail "handle get: 50 calls per run in 5/5 runs"
+grep -Eq ' 200\.0 +5/5 +request  \[zone\]$' report.txt || fail "request: 200 calls per run"
+grep -Eq ' 5/5 +render  \[zone\]$' report.txt || fail "render in 5/5 runs"
 grep -q 'warning: zone "handle delete": 85 never ended .*(in 5 of 5 runs)' warn.txt ||
   fail "no warning about the zone left open"
 [ "$(wc -l <warn.txt)" = 1 ] || fail "one warning expected"
@@ -54,7 +54,7 @@ set -- runs/*.capprof
 "$tool" diff "$1" "$2" -- "$3" "$4" "$5" >diff.txt || fail "diff exited with $?"
 cat diff.txt
 grep -q '2 runs before, 3 runs after' diff.txt || fail "diff header"
-grep -Eq '(real|noise|same) +handle get$' diff.txt || fail "diff verdict for handle get"
+grep -Eq '(real|noise|same) +handle get  \[zone\]$' diff.txt || fail "diff verdict for handle get"
 "$tool" diff "$1" -- "$3" >diff1.txt || fail "diff of one run each"
 grep -q 'two runs or more' diff1.txt || fail "diff with one run per side must say so"
 

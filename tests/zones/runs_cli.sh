@@ -17,9 +17,9 @@ cat report.txt warn.txt
 grep -q '^5 runs (one per dump), 5 threads; time per run 3.00 us, spread 1.58 us (sd), 1.00 us to 5.00 us$' \
   report.txt || fail "report header"
 # self = work - rare: 1000, 1400, 3000, 3400, 5000 ns: mean 2760, sd 1614.9
-grep -Eq '^ +2\.76 us +1\.61 us +1\.00 us +5\.00 us +3\.00 us +1\.58 us +2\.0 +5/5 +work$' report.txt ||
+grep -Eq '^ +2\.76 us +1\.61 us +1\.00 us +5\.00 us +3\.00 us +1\.58 us +2\.0 +5/5 +work  \[zone\]$' report.txt ||
   fail "work: self 2.76 +- 1.61 us (1 to 5), total 3.00 +- 1.58 us, 2 calls, 5/5"
-grep -Eq '^ +240 ns +329 ns +0 ns +600 ns +240 ns +329 ns +0\.4 +2/5 +rare$' report.txt ||
+grep -Eq '^ +240 ns +329 ns +0 ns +600 ns +240 ns +329 ns +0\.4 +2/5 +rare  \[zone\]$' report.txt ||
   fail "rare: mean 240 ns over 5 runs, sd 329 ns, in 2 of 5 runs"
 grep -q 'zone "work": 2 never ended .*(in 2 of 5 runs)' warn.txt || fail "warning for work"
 
@@ -34,12 +34,12 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 
 "$tool" diff --sort=total a.*.capprof -- b.*.capprof >diff.txt || fail "diff exited with $?"
 cat diff.txt
-grep -Eq '3\.00 us \+- 1\.58 us +13\.0 us \+- 1\.58 us +\+10\.0 us +10\.00 +real +work$' diff.txt ||
+grep -Eq '3\.00 us \+- 1\.58 us +13\.0 us \+- 1\.58 us +\+10\.0 us +10\.00 +real +work  \[zone\]$' diff.txt ||
   fail "diff: work +10 us is real (t = 10)"
-grep -Eq ' +noise +rare$' diff.txt || fail "diff: rare gone is within its spread"
+grep -Eq ' +noise +rare  \[zone\]$' diff.txt || fail "diff: rare gone is within its spread"
 "$tool" diff a.1.capprof a.2.capprof a.3.capprof -- a.4.capprof a.5.capprof >same.txt ||
   fail "diff of a split set"
-grep -Eq ' noise +work$' same.txt || fail "diff within one set is noise: $(cat same.txt)"
+grep -Eq ' noise +work  \[zone\]$' same.txt || fail "diff within one set is noise: $(cat same.txt)"
 
 [ $fails = 0 ] && echo "ok: statistics across runs, known values" && exit 0
 echo "runs_cli: $fails failures"
