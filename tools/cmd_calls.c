@@ -76,7 +76,7 @@ static int add_edges(const struct prof_thread *t, uint32_t f, int callees, struc
   return 0;
 }
 
-static void line(const struct profile *p, const char *mark, const char *name, const struct edge *e,
+static void line(const char *mark, const char *name, const struct edge *e,
                  const struct edge *self, int raw)
 {
   char a[32], b[32], c[32], d[32];
@@ -84,7 +84,6 @@ static void line(const struct profile *p, const char *mark, const char *name, co
   printf("%12s %10s %10s %7s  %s%s\n", fmt_count(e->calls, a, sizeof a), fmt_ns(incl, b, sizeof b),
          fmt_ns(raw ? e->excl_raw : e->excl, c, sizeof c),
          fmt_pct(incl, raw ? self->incl_raw : self->incl, d, sizeof d), mark, name);
-  (void)p;
 }
 
 static int run(int argc, char **argv, int callees)
@@ -147,18 +146,16 @@ static int run(int argc, char **argv, int callees)
   printf("%12s %10s %10s %7s  %s\n", "calls", "inclusive", "exclusive", "%", "function");
   if (!callees) {
     for (uint32_t i = 0; i < n; i++)
-      line(p, "  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,
+      line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,
            &e[order[i]], &self, raw);
   }
   char where[512] = "";
   if (fn->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
   char title[1024];
   snprintf(title, sizeof title, "%s%s", fn->name, where);
-  line(p, "", title, &self, &self, raw);
+  line("", title, &self, &self, raw);
   if (callees) {
-    struct edge rest = self;
-    for (uint32_t i = 0; i < n; i++) line(p, "  ", p->funcs[order[i]].name, &e[order[i]], &self, raw);
-    (void)rest;
+    for (uint32_t i = 0; i < n; i++) line("  ", p->funcs[order[i]].name, &e[order[i]], &self, raw);
   }
   free(e);
   free(order);
