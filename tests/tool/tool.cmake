@@ -3,6 +3,9 @@
 # counts against valgrind's callgrind, million-node performance, and the
 # dump reader's libFuzzer target. Included from tests/CMakeLists.txt.
 set(TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR})
+if(NOT TARGET capprof_tool)
+  return()                       # CAPPROF_BUILD_TOOL=OFF
+endif()
 
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
