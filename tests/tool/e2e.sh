@@ -76,6 +76,14 @@ python3 "$HERE/mask.py" <out.txt | sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N ca
 sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N calls,/' "$HERE/calls.tree.golden" >g.txt
 diff -u g.txt m.txt || fail "merged tree has other paths"
 expect 0 "$CAPPROF" info merged.capprof
+for f in json speedscope; do
+  expect 0 "$CAPPROF" export --format=$f -o merged.$f merged.capprof
+  python3 "$HERE/check_exports.py" $f merged.$f || fail "export $f of a merged dump"
+done
+grep -q '"file":"[^"]*calls.c","line":[1-9]' merged.json || fail "merged dump lost file:line"
+expect 0 "$CAPPROF" merge -o merged2.capprof merged.capprof "$D1"
+expect 0 "$CAPPROF" report --sort=calls --limit 1 merged2.capprof
+grep -Eq '  531 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "merge of a merged dump: $(cat out.txt)"
 expect 0 "$CAPPROF" diff "$D1" "$D2"
 [ "$(grep -c '+0.0%' out.txt)" -ge 6 ] || fail "diff: $(cat out.txt)"
 expect 0 "$CAPPROF" diff --sort=calls --limit 2 merged.capprof "$D1"
