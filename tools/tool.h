@@ -22,6 +22,9 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
+/* callers (callees = 0) and callees (1): the shared engine in calls.c. */
+int calls_main(int argc, char **argv, int callees);
+
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)
 #if defined(__GNUC__)

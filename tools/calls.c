@@ -1,7 +1,7 @@
 /*
-** cmd_calls.c -- 'capprof callers FUNC DUMP...' and 'capprof callees FUNC
-** DUMP...': a gprof-style breakdown of who calls a function and what it
-** calls, summed over every call path, thread and dump.
+** calls.c -- the engine of 'capprof callers' and 'capprof callees'
+** (cmd_callers.c, cmd_callees.c): a gprof-style breakdown of who calls a
+** function and what it calls, summed over every call path, thread and dump.
 */
 #include <getopt.h>
 #include <stdio.h>
@@ -86,7 +86,7 @@ static void line(const char *mark, const char *name, const struct edge *e,
          fmt_pct(incl, raw ? self->incl_raw : self->incl, d, sizeof d), mark, name);
 }
 
-static int run(int argc, char **argv, int callees)
+int calls_main(int argc, char **argv, int callees)
 {
   const char *cmd = callees ? "callees" : "callers";
   static const struct option longopts[] = {
@@ -163,6 +163,3 @@ static int run(int argc, char **argv, int callees)
   prof_free(p);
   return 0;
 }
-
-int cmd_callers(int argc, char **argv) { return run(argc, argv, 0); }
-int cmd_callees(int argc, char **argv) { return run(argc, argv, 1); }
