@@ -218,6 +218,10 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     nd[i].flags &= ~PROF_OUTER;
   }
   for (uint32_t i = n; i-- > 1;) {
+    /* Children come after their parent, so nd[i]'s children are summed by
+    ** now. Compensation that subtracts more than a node's own time would
+    ** leave it below its children: its exclusive time is 0 instead. */
+    if (nd[i].t.incl < nd[i].t.excl) nd[i].t.incl = nd[i].t.excl;
     struct prof_node *p = &nd[nd[i].parent];
     p->t.excl += nd[i].t.incl;
     p->t.excl_raw += nd[i].t.incl_raw;
