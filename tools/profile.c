@@ -285,8 +285,11 @@ static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
   o->t.max_raw = cpd_ticks_to_ns(d, (double)c->max);
   double incl = o->t.incl_raw - n * pd->inner_ns - (double)desc * pd->outer_ns;
   o->t.incl = incl > 0 ? incl : 0;
-  o->t.min = o->t.min_raw > pd->inner_ns ? o->t.min_raw - pd->inner_ns : 0;
-  o->t.max = o->t.max_raw > pd->inner_ns ? o->t.max_raw - pd->inner_ns : 0;
+  /* One call's probes: its own, and those of the calls below it, taken at
+  ** the average number of calls below one call. */
+  double per_call = n > 0 ? pd->inner_ns + (double)desc / n * pd->outer_ns : pd->inner_ns;
+  o->t.min = o->t.min_raw > per_call ? o->t.min_raw - per_call : 0;
+  o->t.max = o->t.max_raw > per_call ? o->t.max_raw - per_call : 0;
 }
 
 static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,
