@@ -25,6 +25,11 @@
 #  define CAPPROF_ARCH_I386 0
 #endif
 #define CAPPROF_ARCH_X86 (CAPPROF_ARCH_X86_64 || CAPPROF_ARCH_I386)
+#if defined(__aarch64__) || defined(_M_ARM64)
+#  define CAPPROF_ARCH_AARCH64 1
+#else
+#  define CAPPROF_ARCH_AARCH64 0
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define CP_LIKELY(x)    __builtin_expect(!!(x), 1)
@@ -40,8 +45,9 @@
 #  define CP_ALIGNED(n)   __attribute__((aligned(n)))
 #  define CP_BARRIER()    __asm__ __volatile__("" ::: "memory")
 /* An address in the calling function's own frame, just below its caller's
-** stack: what the hooks record as a frame's sp. */
-#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_frame_address(0))
+** stack: what the POSIX hooks record as a frame's sp (their HOOK_SP), the
+** CFA minus a return address and a saved frame pointer, on every target. */
+#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_dwarf_cfa() - 2 * sizeof(void *))
 #else /* MSVC */
 #  define CP_LIKELY(x)    (x)
 #  define CP_UNLIKELY(x)  (x)
