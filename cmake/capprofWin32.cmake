@@ -5,13 +5,7 @@
 # list of capprof.dll.
 
 set(CAPPROF_WIN_SOURCES src/win/os.c src/win/hooks.c)
-if(NOT MSVC)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/hooks_cyg.c)   # -finstrument-functions
-endif()
-set(CAPPROF_WIN_EXPORTS _penter _pexit)
-if(NOT MSVC)
-  list(APPEND CAPPROF_WIN_EXPORTS __cyg_profile_func_enter __cyg_profile_func_exit)
-endif()
+set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_func_exit)
 
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.
 set(CAPPROF_WIN_HOOK_OBJECTS)

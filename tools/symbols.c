@@ -77,14 +77,25 @@ void sym_close(struct symbolizer *s)
   free(s);
 }
 
+/* strndup, which MinGW and MSVC lack. */
+static char *dup_n(const char *s, size_t n)
+{
+  char *p = malloc(n + 1);
+  if (p) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
 /* A merged dump's symbol string: "name" or "name\nfile\nline". */
 static void split_symbol(const char *str, struct sym_info *out)
 {
   const char *nl = strchr(str, '\n');
   if (!nl) { out->name = strdup(str); return; }
-  out->name = strndup(str, (size_t)(nl - str));
+  out->name = dup_n(str, (size_t)(nl - str));
   const char *nl2 = strchr(nl + 1, '\n');
-  out->file = nl2 ? strndup(nl + 1, (size_t)(nl2 - nl - 1)) : strdup(nl + 1);
+  out->file = nl2 ? dup_n(nl + 1, (size_t)(nl2 - nl - 1)) : strdup(nl + 1);
   out->line = nl2 ? (unsigned)strtoul(nl2 + 1, NULL, 10) : 0;
 }
 

@@ -1,8 +1,11 @@
 /*
 ** hooks.c (Win32) -- the C side of MSVC's /Gh /GH hooks: the workers that
 ** asm/penter_x64.asm (x64) and hooks_x86.c (x86) call once every volatile
-** register is saved, and the runtime's start-up and exit. _pexit cannot
-** know its function, so exits pair with frames by stack pointer alone.
+** register is saved; the -finstrument-functions hooks (MinGW GCC, clang,
+** clang-cl with /clang:-finstrument-functions); and the runtime's start-up
+** and exit, in this file so that any hook a program uses pulls them in from
+** the static library. _pexit cannot know its function, so exits pair with
+** frames by stack pointer alone.
 */
 #include <stdlib.h>
 
@@ -40,6 +43,30 @@ void win_hook_exit(uintptr_t sp)
   if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f)))
     calltree_unwind(t, f->sp + 1, cp_now());
   cp_hot_exit(t, 0, sp, 0);
+}
+
+/* -finstrument-functions, as on POSIX: the key is the function's address and
+** the frame address orders frames. Only the slow paths touch errno or
+** GetLastError, and they save both. */
+CP_NOINSTR void __cyg_profile_func_enter(void *fn, void *site);
+CP_NOINSTR void __cyg_profile_func_exit(void *fn, void *site);
+
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+  (void)site;
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS());
+}
+
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+  (void)site;
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) return;
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  cp_hot_exit(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 1);
 }
 
 /* Process exit. For the static library atexit runs it from exit(), before
