@@ -23,6 +23,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 find_program(CAPPROF_LLVM_ML NAMES llvm-ml llvm-ml-16 llvm-ml-15 llvm-ml-14
   PATHS /usr/lib/llvm-16/bin /usr/lib/llvm-15/bin /usr/lib/llvm-14/bin)
 
+# DWARF 4: the newest version Wine's dbghelp reads (GCC 12 defaults to 5).
+set(CMAKE_C_FLAGS_INIT "-gdwarf-4")
+set(CMAKE_CXX_FLAGS_INIT "-gdwarf-4")
+
 # A CodeView (RSDS) record with a GUID in every image, as MSVC's /DEBUG
 # writes, so that the module map carries a PDB GUID and age.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -Wl,--build-id")
