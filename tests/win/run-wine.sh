@@ -1,0 +1,120 @@
+#!/bin/sh
+# run-wine.sh -- the Windows proof, run by CTest on Linux (test windows-wine):
+#   1. cross-builds runtime, tool, tests and examples with MinGW-w64
+#      (cmake/toolchain-mingw64.cmake; asm/penter_x64.asm through llvm-ml -m64);
+#   2. runs the Windows tests under wine (CTest of the cross build: OS layer,
+#      register preservation, C++/SEH/longjmp unwinding);
+#   3. runs tests/win/pg_example (built with -pg -mfentry
+#      -mfentry-name=_penter -minstrument-return=call, i.e. hooks placed as
+#      MSVC /Gh /GH place them) against libcapprof.a and capprof.dll, checks
+#      the exact call counts of each dump natively (check_dump) and
+#      symbolizes it with the Windows capprof.exe (DbgHelp) under wine;
+#   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
+#      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and with
+#      i686-w64-mingw32-gcc.
+# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP
+set -eu
+SRC=$(cd "$1" && pwd)
+BUILD=$2
+CHECK=$3
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEPREFIX="${WINEPREFIX:-$BUILD/wineprefix}"
+JOBS=${CAPPROF_JOBS:-2}
+T0=$(date +%s)
+step() { printf '== [%3ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
+fail() { echo "run-wine.sh: FAILED: $*" >&2; exit 1; }
+
+step "cross-build with MinGW-w64 in $BUILD"
+cmake -S "$SRC" -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$SRC/cmake/toolchain-mingw64.cmake" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/configure.log" 2>&1 \
+  || { cat "$BUILD/configure.log"; fail "configure"; }
+cmake --build "$BUILD" -j "$JOBS" >"$BUILD/build.log" 2>&1 \
+  || { tail -40 "$BUILD/build.log"; fail "build"; }
+grep -i "warning" "$BUILD/build.log" | head -20 || true
+
+if [ ! -d "$WINEPREFIX" ]; then
+  step "creating the wine prefix $WINEPREFIX"
+  wine cmd /c exit >/dev/null 2>&1 || true
+fi
+
+step "Windows unit and hook tests under wine (ctest)"
+(cd "$BUILD" && ctest --output-on-failure -j 1) || fail "Windows tests"
+
+OUT="$BUILD/e2e"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+WIN="$BUILD/tests/win"
+NMFILE="$OUT/pg_example.sym"
+for exe in pg_example pg_example_dll; do
+  step "$exe.exe under wine (/Gh /GH placement; $( [ $exe = pg_example ] && echo libcapprof.a || echo capprof.dll ))"
+  mkdir -p "$OUT/$exe"
+  (cd "$WIN" && CAPPROF_OUTPUT="$OUT/$exe/" wine "./$exe.exe") >"$OUT/$exe.out" 2>&1 \
+    || { cat "$OUT/$exe.out"; fail "$exe.exe"; }
+  set -- "$OUT/$exe"/$exe.*.capprof
+  [ $# -eq 1 ] && [ -f "$1" ] || fail "$exe: expected one dump in $OUT/$exe"
+  dump=$1
+  { x86_64-w64-mingw32-objdump -p "$WIN/$exe.exe" | grep ImageBase
+    x86_64-w64-mingw32-nm -n "$WIN/$exe.exe"; } >"$NMFILE"
+  "$CHECK" "$dump" "$NMFILE" "$SRC/tests/win/pg_example.expect" || fail "$exe: call counts"
+
+  step "symbolize with capprof.exe (DbgHelp) under wine"
+  wine "$BUILD/capprof.exe" report "$dump" >"$OUT/$exe.report" 2>"$OUT/$exe.report.err" \
+    || { cat "$OUT/$exe.report.err"; fail "capprof.exe report"; }
+  sed 's/\r$//' "$OUT/$exe.report" | tee "$OUT/$exe.report.txt" | head -12
+  for want in "192 .* fib  (pg_example.c:" "108 .* leaf  (pg_example.c:" \
+              " 2 .* loop  (pg_example.c:" " 1 .* worker  (pg_example.c:" \
+              " 1 .* main  (pg_example.c:"; do
+    grep -q "$want" "$OUT/$exe.report.txt" || fail "$exe: report lacks '$want'"
+  done
+done
+
+step "examples built with -finstrument-functions under wine"
+for ex in calls threads; do
+  [ -f "$BUILD/examples/$ex.exe" ] || continue
+  mkdir -p "$OUT/$ex"
+  (cd "$BUILD/examples" && CAPPROF_OUTPUT="$OUT/$ex/" wine "./$ex.exe") >"$OUT/$ex.out" 2>&1 \
+    || { cat "$OUT/$ex.out"; fail "examples/$ex.exe"; }
+  set -- "$OUT/$ex"/$ex.*.capprof
+  [ -f "$1" ] || fail "examples/$ex: no dump"
+  wine "$BUILD/capprof.exe" tree "$1" >"$OUT/$ex.tree" 2>&1 || fail "capprof.exe tree $ex"
+  grep -q " main" "$OUT/$ex.tree" || fail "examples/$ex: main not symbolized"
+  echo "$ex: $(grep -c . "$OUT/$ex.tree") tree lines, symbolized"
+done
+
+step "compile checks: clang-cl (MSVC targets) and i686-w64-mingw32-gcc"
+CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
+  src/win/os.c src/win/hooks.c"
+# No Windows SDK here: MinGW-w64's headers stand in, with the macros the
+# SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
+# attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
+for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
+  case $target in
+    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra= ;;
+    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_;   extra=src/win/hooks_x86.c ;;
+  esac
+  for f in $CC_SRCS $extra; do
+    (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
+       -imsvc $inc -Iinclude -DCAPPROF_BUILDING /W4 /O2 /c /Fo"$OUT/cl.obj" -- "$f") \
+       >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl $target $f"; }
+  done
+  echo "clang-cl $target: $(echo $CC_SRCS $extra | wc -w) files compiled"
+done
+if command -v llvm-nm >/dev/null 2>&1 || command -v x86_64-w64-mingw32-nm >/dev/null; then
+  (cd "$SRC" && clang --driver-mode=cl --target=i686-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
+     -D_X86_ -imsvc /usr/i686-w64-mingw32/include -Iinclude /O2 /c /Fo"$OUT/hooks_x86.obj" \
+     -- src/win/hooks_x86.c) >/dev/null 2>&1
+  x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __penter" || fail "x86: no __penter"
+  x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __pexit" || fail "x86: no __pexit"
+  echo "x86 naked hooks: __penter and __pexit defined"
+fi
+if command -v i686-w64-mingw32-gcc >/dev/null 2>&1; then
+  for f in $CC_SRCS; do
+    (cd "$SRC" && i686-w64-mingw32-gcc -std=gnu11 -O2 -Wall -Wextra -Iinclude -DCAPPROF_BUILDING \
+       -c "$f" -o "$OUT/i686.o") || fail "i686-w64-mingw32-gcc $f"
+  done
+  echo "i686-w64-mingw32-gcc: $(echo $CC_SRCS | wc -w) files compiled"
+fi
+
+step "all Windows checks passed"
