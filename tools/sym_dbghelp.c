@@ -88,6 +88,24 @@ static int file_pdb70(const wchar_t *path, unsigned char id[20])
 
 /* ---- back end ------------------------------------------------------------------ */
 
+/* Wine 8's dbghelp can crash in SymCleanup while freeing the PDB data of
+** its own DLLs (pdb_module_remove). Under Wine the session is left to the
+** process exit instead; the handles stay unique because they are never
+** reused (see next_handle). */
+static int under_wine(void)
+{
+  HMODULE nt = GetModuleHandleW(L"ntdll.dll");
+  return nt && GetProcAddress(nt, "wine_get_version") != NULL;
+}
+
+/* Any value works as the handle of a process DbgHelp does not invade, as
+** long as no two sessions share one: a counter, never a freed address. */
+static HANDLE next_handle(void)
+{
+  static uintptr_t n;
+  return (HANDLE)(UINT_PTR)(0x7CA90000u + 4 * ++n);
+}
+
 struct sym_backend *symb_open(const struct cpd_dump *d)
 {
   struct sym_backend *b = calloc(1, sizeof *b);
@@ -95,9 +113,7 @@ struct sym_backend *symb_open(const struct cpd_dump *d)
   b->d = d;
   b->mods = calloc(d->nmodules ? d->nmodules : 1, sizeof *b->mods);
   if (!b->mods) { free(b); return NULL; }
-  /* Any value works as the handle of a process DbgHelp does not invade; the
-  ** address of this back end is unique while it lives. */
-  b->h = (HANDLE)b;
+  b->h = next_handle();
   SymSetOptions(SYMOPT_LOAD_LINES | SYMOPT_UNDNAME | SYMOPT_FAIL_CRITICAL_ERRORS |
                 SYMOPT_NO_PROMPTS | SYMOPT_AUTO_PUBLICS);
   /* Search path: _NT_SYMBOL_PATH as set by the user, else DbgHelp's default
@@ -113,7 +129,7 @@ struct sym_backend *symb_open(const struct cpd_dump *d)
 void symb_close(struct sym_backend *b)
 {
   if (!b) return;
-  SymCleanup(b->h);
+  if (!under_wine()) SymCleanup(b->h);
   for (uint32_t i = 0; i < b->d->nmodules; i++) free(b->mods[i].file);
   free(b->mods);
   free(b);
