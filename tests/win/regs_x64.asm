@@ -8,8 +8,8 @@
 ;
 ; Before each hook call every volatile register holds a known value:
 ;   RAX RCX RDX R8 R9 R10 R11 = regs_in[0..6], XMM0-XMM5 = xmm_in[0..5],
-;   RFLAGS = 08D7h (CF PF AF ZF SF OF set; DF clear, as the ABI requires at a
-;   call). Right after the call they are stored to regs_enter/xmm_enter/
+;   RFLAGS = flags_in (test_regs.c cycles through patterns of CF PF AF ZF SF
+;   OF; DF stays clear, as the ABI requires at a call). Right after the call they are stored to regs_enter/xmm_enter/
 ;   flags_enter (after _penter) or regs_exit/xmm_exit/flags_exit (_pexit).
 ;
 ; Stack alignment at hook entry (rsp mod 16) for each placement:
@@ -24,9 +24,10 @@
 ; `label:` inside a PROC global; ml64 would want `label::`, which llvm-ml 14
 ; rejects. This test file is assembled by llvm-ml only.)
 
-PUBLIC regs_in, xmm_in, regs_enter, xmm_enter, flags_enter
+PUBLIC regs_in, xmm_in, flags_in, regs_enter, xmm_enter, flags_enter
 PUBLIC regs_exit, xmm_exit, flags_exit
 PUBLIC regs_pre_key, regs_post_key, regs_mixed_key
+PUBLIC nest_outer_key, nest_inner_key, nest_leaf_key, tail_a_key, tail_b_key
 
 EXTERN _penter:PROC
 EXTERN _pexit:PROC
@@ -34,6 +35,7 @@ EXTERN _pexit:PROC
 _DATA SEGMENT
 ALIGN 16
 regs_in     QWORD 7 DUP (0)
+flags_in    QWORD 08D7h
 ALIGN 16
 xmm_in      QWORD 12 DUP (0)
 ALIGN 16
@@ -65,7 +67,7 @@ LOAD_STATE MACRO
         mov     r9, [regs_in+32]
         mov     r10, [regs_in+40]
         mov     r11, [regs_in+48]
-        push    08D7h
+        push    qword ptr [flags_in]
         popfq
 ENDM
 
@@ -128,6 +130,96 @@ regs_mixed_key:
         add     rsp, 28h
         ret
 regs_mixed ENDP
+
+; ---- call trees as MSVC x64 code makes them ----------------------------------
+; nest_outer(n): framed, /Gh after `sub rsp`, calls nest_inner n times, /GH
+; with the frame up. nest_inner: /Gh before its prologue, calls nest_leaf
+; twice, /GH with the frame up. nest_leaf: framed as nest_outer, no calls.
+; The tree must be nest_outer (1) -> nest_inner (n) -> nest_leaf (2n).
+
+nest_outer PROC FRAME
+        push    rbx
+        .pushreg rbx
+        sub     rsp, 20h
+        .allocstack 20h
+        .endprolog
+        call    _penter
+nest_outer_key:
+        mov     ebx, ecx
+outer_loop:
+        test    ebx, ebx
+        jz      outer_done
+        call    nest_inner
+        dec     ebx
+        jmp     outer_loop
+outer_done:
+        call    _pexit
+        add     rsp, 20h
+        pop     rbx
+        ret
+nest_outer ENDP
+
+nest_inner PROC FRAME
+        .endprolog
+        call    _penter
+nest_inner_key:
+        sub     rsp, 28h
+        call    nest_leaf
+        call    nest_leaf
+        call    _pexit
+        add     rsp, 28h
+        ret
+nest_inner ENDP
+
+nest_leaf PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+nest_leaf_key:
+        mov     eax, 42
+        call    _pexit
+        add     rsp, 28h
+        ret
+nest_leaf ENDP
+
+; /Gh without /GH and a tail jump: tail_a never exits; tail_b's _penter sees
+; the same stack pointer and pops it. Tree: tail_a (1) and tail_b (1), both
+; children of the caller.
+tail_a PROC FRAME
+        .endprolog
+        call    _penter
+tail_a_key:
+        jmp     tail_b
+tail_a ENDP
+
+tail_b PROC FRAME
+        .endprolog
+        call    _penter
+tail_b_key:
+        call    _pexit
+        ret
+tail_b ENDP
+
+; The cheapest instrumented function, for the cost figure: /Gh and /GH around
+; nothing, framed as MSVC frames it; and its uninstrumented twin.
+empty_gh PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+        call    _pexit
+        add     rsp, 28h
+        ret
+empty_gh ENDP
+
+empty_plain PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        add     rsp, 28h
+        ret
+empty_plain ENDP
 
 _TEXT ENDS
 END
