@@ -19,15 +19,12 @@
 ;              up (8 mod 16), return value live in RAX and XMM0
 ;   regs_mixed /Gh before the prologue (0 mod 16), then a prologue, and /GH
 ;              with the frame up (8 mod 16)
-; The hooks' keys are the addresses labelled *_key (return addresses inside
-; each function), exported for the tree checks. (llvm-ml makes a PUBLIC
-; `label:` inside a PROC global; ml64 would want `label::`, which llvm-ml 14
-; rejects. This test file is assembled by llvm-ml only.)
+; The hooks' keys are the return addresses of each `call _penter`, inside
+; the functions; test_regs.c finds them as the one key within each function.
 
 PUBLIC regs_in, xmm_in, flags_in, regs_enter, xmm_enter, flags_enter
 PUBLIC regs_exit, xmm_exit, flags_exit
-PUBLIC regs_pre_key, regs_post_key, regs_mixed_key
-PUBLIC nest_outer_key, nest_inner_key, nest_leaf_key, tail_a_key, tail_b_key
+PUBLIC nest_inner, nest_leaf, tail_b
 
 EXTERN _penter:PROC
 EXTERN _pexit:PROC
@@ -94,7 +91,6 @@ regs_pre PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_pre_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         LOAD_STATE
         call    _pexit
@@ -108,7 +104,6 @@ regs_post PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_post_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         LOAD_STATE
         call    _pexit
@@ -121,7 +116,6 @@ regs_mixed PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_mixed_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         sub     rsp, 28h
         LOAD_STATE
@@ -144,7 +138,6 @@ nest_outer PROC FRAME
         .allocstack 20h
         .endprolog
         call    _penter
-nest_outer_key:
         mov     ebx, ecx
 outer_loop:
         test    ebx, ebx
@@ -162,7 +155,6 @@ nest_outer ENDP
 nest_inner PROC FRAME
         .endprolog
         call    _penter
-nest_inner_key:
         sub     rsp, 28h
         call    nest_leaf
         call    nest_leaf
@@ -176,7 +168,6 @@ nest_leaf PROC FRAME
         .allocstack 28h
         .endprolog
         call    _penter
-nest_leaf_key:
         mov     eax, 42
         call    _pexit
         add     rsp, 28h
@@ -189,14 +180,12 @@ nest_leaf ENDP
 tail_a PROC FRAME
         .endprolog
         call    _penter
-tail_a_key:
         jmp     tail_b
 tail_a ENDP
 
 tail_b PROC FRAME
         .endprolog
         call    _penter
-tail_b_key:
         call    _pexit
         ret
 tail_b ENDP

@@ -19,19 +19,25 @@
 extern uint64_t regs_in[7], xmm_in[12], flags_in, regs_enter[7], xmm_enter[12], flags_enter;
 extern uint64_t regs_exit[7], xmm_exit[12], flags_exit;
 void regs_pre(void), regs_post(void), regs_mixed(void);
-extern char regs_pre_key[], regs_post_key[], regs_mixed_key[];
-void nest_outer(int n), tail_a(void), empty_gh(void), empty_plain(void);
-extern char nest_outer_key[], nest_inner_key[], nest_leaf_key[], tail_a_key[], tail_b_key[];
+void nest_outer(int n), nest_inner(void), nest_leaf(void), tail_a(void), tail_b(void);
+void empty_gh(void), empty_plain(void);
+
+/* A node's key is a return address inside the function: after its start,
+** past what regs_x64.asm puts before `call _penter` (the regs_* functions
+** load every register first: ~0x70 bytes; the others at most a prologue). */
+#define KEY_IN(key, fn, span) \
+  ((key) > (uint64_t)(uintptr_t)(fn) && (key) <= (uint64_t)(uintptr_t)(fn) + (span))
+#define KEY_OF(key, fn) KEY_IN(key, fn, 0x100)
 
 #define STATUS_FLAGS 0x8D5u      /* CF PF AF ZF SF OF */
 #define CALLS 1000
 #define NEST 7                   /* nest_outer's calls of nest_inner */
 
-struct scenario { const char *name; void (*fn)(void); const char *key; };
+struct scenario { const char *name; void (*fn)(void); };
 static const struct scenario scenarios[] = {
-  { "pre-prologue entry, exit after epilogue", regs_pre, regs_pre_key },
-  { "post-prologue entry, exit with frame up", regs_post, regs_post_key },
-  { "pre-prologue entry, exit with frame up", regs_mixed, regs_mixed_key },
+  { "pre-prologue entry, exit after epilogue", regs_pre },
+  { "post-prologue entry, exit with frame up", regs_post },
+  { "pre-prologue entry, exit with frame up", regs_mixed },
 };
 
 /* Status-flag patterns: all set, all clear, and mixtures (OF alone too). */
@@ -103,10 +109,10 @@ static void test_main_thread(void)
 }
 
 /* The child of node parent with key in thread t, or 0. */
-static uint32_t child(const struct cpd_thread *t, uint32_t parent, const char *key)
+static uint32_t child(const struct cpd_thread *t, uint32_t parent, void (*fn)(void))
 {
   for (uint32_t i = 1; i < t->node_count; i++)
-    if (t->nodes[i].parent == parent && t->nodes[i].key == (uint64_t)(uintptr_t)key) return i;
+    if (t->nodes[i].parent == parent && KEY_IN(t->nodes[i].key, fn, 0x10)) return i;
   return 0;
 }
 
@@ -135,14 +141,14 @@ static void test_msvc_trees(void)
   if (t) {
     WT_CHECK(t->end_ns != 0);                /* the FLS callback saw it end */
     WT_CHECK_EQ_U64(t->open_calls, 0);
-    uint32_t o = child(t, 0, nest_outer_key);
-    uint32_t i = o ? child(t, o, nest_inner_key) : 0;
-    uint32_t l = i ? child(t, i, nest_leaf_key) : 0;
+    uint32_t o = child(t, 0, (void (*)(void))nest_outer);
+    uint32_t i = o ? child(t, o, nest_inner) : 0;
+    uint32_t l = i ? child(t, i, nest_leaf) : 0;
     WT_CHECK(o && i && l);
     if (o) WT_CHECK_EQ_U64(t->nodes[o].calls, 1);
     if (i) WT_CHECK_EQ_U64(t->nodes[i].calls, NEST);
     if (l) WT_CHECK_EQ_U64(t->nodes[l].calls, 2 * NEST);
-    uint32_t a = child(t, 0, tail_a_key), b = child(t, 0, tail_b_key);
+    uint32_t a = child(t, 0, tail_a), b = child(t, 0, tail_b);
     WT_CHECK(a && b);
     if (a) WT_CHECK_EQ_U64(t->nodes[a].calls, 1);
     if (b) WT_CHECK_EQ_U64(t->nodes[b].calls, 1);
@@ -196,7 +202,7 @@ static void test_tree(void)
     int found = 0;
     for (uint32_t n = 1; n < main_t->node_count; n++) {
       const struct cpd_node *nd = &main_t->nodes[n];
-      if (nd->key != (uint64_t)(uintptr_t)scenarios[s].key) continue;
+      if (!KEY_OF(nd->key, scenarios[s].fn)) continue;
       found++;
       WT_CHECK_EQ_U64(nd->parent, 0);
       WT_CHECK_EQ_U64(nd->calls, CALLS);
@@ -210,7 +216,7 @@ static void test_tree(void)
     if (t == main_t) continue;
     for (uint32_t n = 1; n < t->node_count; n++)
       for (int s = 0; s < 3; s++)
-        if (t->nodes[n].key == (uint64_t)(uintptr_t)scenarios[s].key) {
+        if (KEY_OF(t->nodes[n].key, scenarios[s].fn)) {
           WT_CHECK_EQ_U64(t->nodes[n].calls, 1);
           WT_CHECK_EQ_U64(t->nodes[n].parent, 0);
           singles++;
