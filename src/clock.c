@@ -3,6 +3,8 @@
 ** trusted, the cost of reading the timer (WAP's 2000 back-to-back reads),
 ** the overhead an instrumented call adds, and the ticks-to-ns ratio.
 */
+#include <string.h>
+
 #include "internal.h"
 
 #if CAPPROF_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
@@ -35,6 +37,24 @@ int clock_tsc_usable(void)
 #else
 int clock_tsc_usable(void) { return 0; }
 #endif
+
+#if CAPPROF_ARCH_X86
+static int rdtscp_usable(void)
+{
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!cpuid(0x80000001u, r)) return 0;
+  return (r[3] >> 27) & 1u;
+}
+#else
+static int rdtscp_usable(void) { return 0; }
+#endif
+
+int clock_select(const char *name)
+{
+  if ((name && strcmp(name, "os") == 0) || !clock_tsc_usable()) return CP_CLOCK_OS;
+  if ((name && strcmp(name, "tsc-fast") == 0) || !rdtscp_usable()) return CP_CLOCK_TSC_FAST;
+  return CP_CLOCK_TSC;
+}
 
 #define TIMER_READS 2000
 

@@ -91,7 +91,7 @@ void runtime_init(void)
   set_pattern(os_getenv("CAPPROF_OUTPUT"));
   set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
   const char *clk = os_getenv("CAPPROF_CLOCK");
-  cp_g.use_tsc = clock_tsc_usable() && !(clk && strcmp(clk, "os") == 0);
+  cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init();
   mark_start();
