@@ -72,11 +72,21 @@ void __cyg_profile_func_exit(void *fn, void *site)
 /* Process exit. For the static library atexit runs it from exit(), before
 ** the DLLs detach; in capprof.dll the C runtime runs the DLL's own atexit
 ** list at DLL_PROCESS_DETACH, under the loader lock, where writing a file
-** is allowed (no thread creation, no waits but os_lock's bounded one). */
+** is allowed (no thread creation, no waits but os_lock's bounded one). A
+** program that ends by ExitProcess without exit() runs no atexit handler:
+** the TLS callback below writes the dump then. Whichever comes first wins;
+** runtime_atexit does nothing the second time. */
 static void __cdecl capprof_finish(void)
 {
   runtime_atexit();
   win_process_exit();
+}
+
+WIN_TLS_CALLBACK(capprof_tls_callback)
+{
+  (void)module;
+  (void)reserved;
+  if (reason == DLL_PROCESS_DETACH) capprof_finish();
 }
 
 /* Calibrate before main (or when the DLL is loaded); hooks that fire

@@ -89,6 +89,34 @@ void win_hook_exit(uintptr_t sp) CP_HIDDEN;
      __attribute__((constructor)) CP_NOINSTR static void fn(void)
 #endif
 
+/* Have fn(module, reason, reserved) called as a TLS callback: the loader
+** calls it with DLL_PROCESS_DETACH when the process ends, also through
+** ExitProcess without exit(), for an exe as for a DLL. */
+#if defined(_MSC_VER)
+#  if CAPPROF_ARCH_X86_64
+#    pragma comment(linker, "/INCLUDE:_tls_used")
+#    pragma comment(linker, "/INCLUDE:win_tls_callback_ptr")
+#    define WIN_TLS_SEG const_seg
+#  else
+#    pragma comment(linker, "/INCLUDE:__tls_used")
+#    pragma comment(linker, "/INCLUDE:_win_tls_callback_ptr")
+#    define WIN_TLS_SEG data_seg
+#  endif
+#  define WIN_TLS_CALLBACK(fn)                                              \
+     static void NTAPI fn(PVOID, DWORD, PVOID);                             \
+     __pragma(WIN_TLS_SEG(".CRT$XLB"))                                      \
+     extern const PIMAGE_TLS_CALLBACK win_tls_callback_ptr;                 \
+     const PIMAGE_TLS_CALLBACK win_tls_callback_ptr = fn;                   \
+     __pragma(WIN_TLS_SEG())                                                \
+     static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
+#else
+#  define WIN_TLS_CALLBACK(fn)                                              \
+     static void NTAPI fn(PVOID, DWORD, PVOID);                             \
+     __attribute__((section(".CRT$XLB"), used))                             \
+     const PIMAGE_TLS_CALLBACK win_tls_callback_ptr = fn;                   \
+     CP_NOINSTR static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
+#endif
+
 /* Set while the process is being torn down (ExitProcess): os_lock then
 ** waits a bounded time, since a thread killed while holding it never
 ** releases it. */

@@ -8,7 +8,8 @@
 #      -mfentry-name=_penter -minstrument-return=call, i.e. hooks placed as
 #      MSVC /Gh /GH place them) against libcapprof.a and capprof.dll, checks
 #      the exact call counts of each dump natively (check_dump) and
-#      symbolizes it with the Windows capprof.exe (DbgHelp) under wine;
+#      symbolizes it with the Windows capprof.exe (DbgHelp) under wine; and
+#      exit_process_dll, which ends by ExitProcess, for its dump and counts;
 #   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
 #      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and with
 #      i686-w64-mingw32-gcc.
@@ -69,6 +70,17 @@ for exe in pg_example pg_example_dll; do
     grep -q "$want" "$OUT/$exe.report.txt" || fail "$exe: report lacks '$want'"
   done
 done
+
+step "exit_process_dll.exe: ends by ExitProcess; capprof.dll dumps at DLL_PROCESS_DETACH"
+mkdir -p "$OUT/exit_process"
+(cd "$WIN" && CAPPROF_OUTPUT="$OUT/exit_process/" wine ./exit_process_dll.exe) \
+  >"$OUT/exit_process.out" 2>&1 || { cat "$OUT/exit_process.out"; fail "exit_process_dll.exe"; }
+set -- "$OUT/exit_process"/exit_process_dll.*.capprof
+[ -f "$1" ] || fail "exit_process_dll: no dump after ExitProcess"
+{ x86_64-w64-mingw32-objdump -p "$WIN/exit_process_dll.exe" | grep ImageBase
+  x86_64-w64-mingw32-nm -n "$WIN/exit_process_dll.exe"; } >"$OUT/exit_process.sym"
+"$CHECK" "$1" "$OUT/exit_process.sym" "$SRC/tests/win/exit_process.expect" \
+  || fail "exit_process_dll: call counts"
 
 step "examples built with -finstrument-functions under wine"
 for ex in calls threads; do
