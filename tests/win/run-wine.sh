@@ -113,7 +113,16 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   done
   echo "clang-cl $target: $(echo $CC_SRCS $extra | wc -w) files compiled"
 done
-if command -v llvm-nm >/dev/null 2>&1 || command -v x86_64-w64-mingw32-nm >/dev/null; then
+# The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
+# (found first through -Itools/win), no C++ demangler.
+TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c)
+for f in $TOOL_SRCS tools/win/getopt.c tools/win/demangle_none.c; do
+  (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
+     -D_AMD64_ -Itools/win -Itools -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
+     /c /Fo"$OUT/cl.obj" -- "$f") >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl tool $f"; }
+done
+echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C files and tools/win compiled"
+if command -v x86_64-w64-mingw32-nm >/dev/null 2>&1; then
   (cd "$SRC" && clang --driver-mode=cl --target=i686-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_X86_ -imsvc /usr/i686-w64-mingw32/include -Iinclude /O2 /c /Fo"$OUT/hooks_x86.obj" \
      -- src/win/hooks_x86.c) >/dev/null 2>&1
