@@ -24,10 +24,11 @@
 
 PUBLIC regs_in, xmm_in, flags_in, regs_enter, xmm_enter, flags_enter
 PUBLIC regs_exit, xmm_exit, flags_exit
-PUBLIC nest_inner, nest_leaf, tail_b
+PUBLIC nest_inner, nest_leaf, tail_b, zone_leaker
 
 EXTERN _penter:PROC
 EXTERN _pexit:PROC
+EXTERN capprof_zone_begin:PROC
 
 _DATA SEGMENT
 ALIGN 16
@@ -45,6 +46,7 @@ regs_exit   QWORD 7 DUP (0)
 ALIGN 16
 xmm_exit    QWORD 12 DUP (0)
 flags_exit  QWORD 0
+zone_name   BYTE "leaked zone", 0
 _DATA ENDS
 
 _TEXT SEGMENT
@@ -189,6 +191,20 @@ tail_b PROC FRAME
         call    _pexit
         ret
 tail_b ENDP
+
+; zone_leaker: /Gh before the prologue, begins a zone it never ends, /GH
+; with the frame up (its sp is then below the zone's, which the ordinary exit
+; rule would not pop). Tree: zone_leaker (n) -> "leaked zone" (n), nothing open.
+zone_leaker PROC FRAME
+        .endprolog
+        call    _penter
+        sub     rsp, 28h
+        lea     rcx, [zone_name]
+        call    capprof_zone_begin
+        call    _pexit
+        add     rsp, 28h
+        ret
+zone_leaker ENDP
 
 ; The cheapest instrumented function, for the cost figure: /Gh and /GH around
 ; nothing, framed as MSVC frames it; and its uninstrumented twin.

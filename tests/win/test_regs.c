@@ -20,7 +20,7 @@ extern uint64_t regs_in[7], xmm_in[12], flags_in, regs_enter[7], xmm_enter[12], 
 extern uint64_t regs_exit[7], xmm_exit[12], flags_exit;
 void regs_pre(void), regs_post(void), regs_mixed(void);
 void nest_outer(int n), nest_inner(void), nest_leaf(void), tail_a(void), tail_b(void);
-void empty_gh(void), empty_plain(void);
+void empty_gh(void), empty_plain(void), zone_leaker(void);
 
 /* A node's key is a return address inside the function: after its start,
 ** past what regs_x64.asm puts before `call _penter` (the regs_* functions
@@ -89,6 +89,7 @@ static DWORD WINAPI msvc_tree_thread(void *arg)
   (void)arg;
   nest_outer(NEST);
   tail_a();
+  for (int i = 0; i < 3; i++) zone_leaker();
   return 0;
 }
 
@@ -152,6 +153,17 @@ static void test_msvc_trees(void)
     WT_CHECK(a && b);
     if (a) WT_CHECK_EQ_U64(t->nodes[a].calls, 1);
     if (b) WT_CHECK_EQ_U64(t->nodes[b].calls, 1);
+    /* A zone left open is popped at its function's _pexit. */
+    uint32_t z = child(t, 0, zone_leaker), zc = 0, zn = 0;
+    WT_CHECK(z != 0);
+    if (z) WT_CHECK_EQ_U64(t->nodes[z].calls, 3);
+    for (uint32_t k = 1; k < t->node_count; k++)
+      if (CPD_KEY_IS_ZONE(t->nodes[k].key)) { zn++; zc = k; }
+    WT_CHECK_EQ_U64(zn, 1);
+    if (zc) {
+      WT_CHECK_EQ_U64(t->nodes[zc].parent, z);
+      WT_CHECK_EQ_U64(t->nodes[zc].calls, 3);
+    }
   }
   cpd_free(d);
   DeleteFileA(path);
