@@ -24,8 +24,6 @@
 ;        |  return address to caller    |  (before the prologue) its caller's
 ;   +8   |  first slot above the hook   |  <- sp passed to the worker
 ;   rsp  |  return address into the fn  |  <- key: start + prologue + 5
-;
-;
 ; Stack after our prologue (rbp frame, so the body may realign rsp freely;
 ; the unwind info below describes only push rbp / mov rbp, rsp):
 ;
@@ -57,10 +55,13 @@
 ;     emits /GH before the epilogue in functions framed this way).
 ;   - a child's sp is at most its return-address slot, which lies below the
 ;     parent's rsp after the prologue (S - N), hence below either exit sp.
-; A function left by longjmp or an exception has an sp below whatever hook
-; fires next in a live ancestor, so that hook pops it (enter pops sp <= own,
-; exit pops sp < own, then the top frame). A tail jump (/Gh without /GH) is
-; popped by its target's _penter, whose sp equals the jumper's.
+; A function left by longjmp or an exception has an sp below, or (a sibling
+; called from the same frame) equal to, that of whatever hook fires next in
+; a live ancestor, so that hook pops it: win_hook_enter pops frames with
+; sp <= its own (cp_hot_enter alone pops only sp < own, for the inlined
+; hooks of -finstrument-functions), an exit pops sp < own, then the top
+; frame. A tail jump (/Gh without /GH) is popped by its target's _penter,
+; whose sp equals the jumper's.
 
 EXTERN win_hook_enter:PROC
 EXTERN win_hook_exit:PROC
