@@ -71,6 +71,18 @@ for exe in pg_example pg_example_dll; do
   done
 done
 
+step "pg_example.exe with CAPPROF_CLOCK=os (QueryPerformanceCounter)"
+mkdir -p "$OUT/qpc"
+(cd "$WIN" && CAPPROF_CLOCK=os CAPPROF_OUTPUT="$OUT/qpc/" wine ./pg_example.exe) \
+  >"$OUT/qpc.out" 2>&1 || { cat "$OUT/qpc.out"; fail "pg_example.exe (QPC)"; }
+set -- "$OUT/qpc"/pg_example.*.capprof
+[ -f "$1" ] || fail "pg_example (QPC): no dump"
+{ x86_64-w64-mingw32-objdump -p "$WIN/pg_example.exe" | grep ImageBase
+  x86_64-w64-mingw32-nm -n "$WIN/pg_example.exe"; } >"$OUT/qpc.sym"
+"$CHECK" "$1" "$OUT/qpc.sym" "$SRC/tests/win/pg_example.expect" || fail "pg_example (QPC): counts"
+wine "$BUILD/capprof.exe" info "$1" 2>/dev/null | sed 's/\r$//' | grep "clock:" \
+  | tee "$OUT/qpc.clock" | grep -q QueryPerformanceCounter || fail "pg_example (QPC): clock"
+
 step "exit_process_dll.exe: ends by ExitProcess; capprof.dll dumps at DLL_PROCESS_DETACH"
 mkdir -p "$OUT/exit_process"
 (cd "$WIN" && CAPPROF_OUTPUT="$OUT/exit_process/" wine ./exit_process_dll.exe) \
