@@ -71,6 +71,20 @@ for exe in pg_example pg_example_dll; do
   done
 done
 
+step "a rebuilt binary: the PDB GUID check refuses it"
+mkdir -p "$OUT/rebuilt"
+cp "$WIN/pg_example.exe" "$OUT/rebuilt/pg_example.exe"
+(cd "$OUT/rebuilt" && CAPPROF_OUTPUT="$OUT/rebuilt/" wine ./pg_example.exe) >/dev/null 2>&1 \
+  || fail "pg_example.exe copy"
+cp "$WIN/pg_example_dll.exe" "$OUT/rebuilt/pg_example.exe"     # another GUID, same name
+set -- "$OUT/rebuilt"/pg_example.*.capprof
+rc=0
+wine "$BUILD/capprof.exe" report "$1" >"$OUT/rebuilt.report" 2>"$OUT/rebuilt.err" || rc=$?
+sed 's/\r$//' "$OUT/rebuilt.err"
+grep -q "GUID/age differ" "$OUT/rebuilt.err" || fail "rebuilt binary not detected"
+grep -q "pg_example.exe+0x" "$OUT/rebuilt.report" || fail "rebuilt binary: no module+0xoffset"
+[ $rc -eq 3 ] || fail "rebuilt binary: exit status $rc, expected 3 (symbols missing)"
+
 step "pg_example.exe with CAPPROF_CLOCK=os (QueryPerformanceCounter)"
 mkdir -p "$OUT/qpc"
 (cd "$WIN" && CAPPROF_CLOCK=os CAPPROF_OUTPUT="$OUT/qpc/" wine ./pg_example.exe) \
