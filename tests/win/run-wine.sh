@@ -71,6 +71,18 @@ for exe in pg_example pg_example_dll; do
   done
 done
 
+step "pg_modules.exe: calls from the exe into an instrumented DLL, one capprof.dll"
+mkdir -p "$OUT/modules"
+(cd "$WIN" && CAPPROF_OUTPUT="$OUT/modules/" wine ./pg_modules.exe) >"$OUT/modules.out" 2>&1 \
+  || { cat "$OUT/modules.out"; fail "pg_modules.exe"; }
+set -- "$OUT/modules"/pg_modules.*.capprof
+[ -f "$1" ] || fail "pg_modules: no dump"
+wine "$BUILD/capprof.exe" tree "$1" 2>&1 | sed 's/\r$//' | tee "$OUT/modules.tree" | head -12
+for want in "^ *1 .*  main$" "^ *1 .*    caller$" "^ *1 .*      dll_work$" \
+            "^ *5 .*        dll_helper$" "^ *2 .*  DllMain$" "^ *2 .*    dll_helper$"; do
+  grep -q "$want" "$OUT/modules.tree" || fail "pg_modules: tree lacks '$want'"
+done
+
 step "a rebuilt binary: the PDB GUID check refuses it"
 mkdir -p "$OUT/rebuilt"
 cp "$WIN/pg_example.exe" "$OUT/rebuilt/pg_example.exe"
