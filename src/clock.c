@@ -75,25 +75,25 @@ void clock_calibrate_timer(void)
 void cp_calib_instrumented(void) CP_HIDDEN;
 void cp_calib_plain(void) CP_HIDDEN;
 
-#define PROBE_ROUNDS 40
-#define PROBE_CALLS  100
+#define PROBE_WARMUP 10
+#define PROBE_ROUNDS 100
+#define PROBE_CALLS  50
 
-static uint64_t best_round(void (*volatile fn)(void))
+static uint64_t one_round(void (*volatile fn)(void))
 {
-  uint64_t best = UINT64_MAX;
-  for (int r = 0; r < PROBE_ROUNDS; r++) {
-    uint64_t t0 = cp_now();
-    for (int i = 0; i < PROBE_CALLS; i++) fn();
-    uint64_t d = cp_now() - t0;
-    if (d < best) best = d;
-  }
-  return best;
+  uint64_t t0 = cp_now();
+  for (int i = 0; i < PROBE_CALLS; i++) fn();
+  return cp_now() - t0;
 }
 
 /* Run an empty instrumented function through the real hooks, recording into
 ** a scratch tree, and measure (a) what a call adds to its caller's time:
 ** outer, and (b) what a call measures for itself: inner, the minimum its own
-** node saw. Both in milli-ticks. Leaves both 0 if anything fails. */
+** node saw. Both in milli-ticks. Rounds with and without the hooks are
+** interleaved so that both see the same machine. Called at start-up and
+** again before each dump: each figure keeps its smallest value, since a busy
+** machine (another hyperthread at work, preemption) only inflates them.
+** Leaves the figures as they were if anything fails. */
 void clock_calibrate_probe(void)
 {
   struct cp_thread *scratch = calltree_new(64);
@@ -102,10 +102,14 @@ void clock_calibrate_probe(void)
   scratch->gate = cp_g.gate;
   os_set_thread(scratch);
 
-  best_round(cp_calib_instrumented);                /* warm caches */
-  best_round(cp_calib_plain);
-  uint64_t with = best_round(cp_calib_instrumented);
-  uint64_t without = best_round(cp_calib_plain);
+  uint64_t with = UINT64_MAX, without = UINT64_MAX;
+  for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
+    uint64_t a = one_round(cp_calib_instrumented);
+    uint64_t b = one_round(cp_calib_plain);
+    if (r < PROBE_WARMUP) continue;
+    if (a < with) with = a;
+    if (b < without) without = b;
+  }
 
   os_set_thread(saved);
   uint64_t inner = UINT64_MAX;
@@ -115,8 +119,10 @@ void clock_calibrate_probe(void)
       inner = n->min;
   }
   if (inner != UINT64_MAX && with > without) {
-    cp_g.probe_inner_mt = inner * 1000;
-    cp_g.probe_outer_mt = (with - without) * 1000 / PROBE_CALLS;
+    uint64_t inner_mt = inner * 1000;
+    uint64_t outer_mt = (with - without) * 1000 / PROBE_CALLS;
+    if (!cp_g.probe_inner_mt || inner_mt < cp_g.probe_inner_mt) cp_g.probe_inner_mt = inner_mt;
+    if (!cp_g.probe_outer_mt || outer_mt < cp_g.probe_outer_mt) cp_g.probe_outer_mt = outer_mt;
   }
   calltree_free(scratch);
 }

@@ -91,8 +91,10 @@ static void write_process(struct writer *w)
   w_u64(w, cp_g.start_ns);
   w_u64(w, os_realtime_ns());
   w_u32(w, CAPPROF_OS_WIN ? CPD_OS_WINDOWS : CPD_OS_LINUX);
-  w_u32(w, CAPPROF_ARCH_X86_64 ? CPD_ARCH_X86_64 : CAPPROF_ARCH_I386 ? CPD_ARCH_I386
-                                                                     : CPD_ARCH_OTHER);
+  w_u32(w, CAPPROF_ARCH_X86_64    ? CPD_ARCH_X86_64
+         : CAPPROF_ARCH_I386    ? CPD_ARCH_I386
+         : CAPPROF_ARCH_AARCH64 ? CPD_ARCH_AARCH64
+                                : CPD_ARCH_OTHER);
   w_cstr(w, cp_g.exe);
   w_str(w, cp_g.cmdline ? cp_g.cmdline : "", cp_g.cmdline_len);
   sec_end(w, CPD_SEC_PROCESS, s);

@@ -25,6 +25,11 @@
 #  define CAPPROF_ARCH_I386 0
 #endif
 #define CAPPROF_ARCH_X86 (CAPPROF_ARCH_X86_64 || CAPPROF_ARCH_I386)
+#if defined(__aarch64__) || defined(_M_ARM64)
+#  define CAPPROF_ARCH_AARCH64 1
+#else
+#  define CAPPROF_ARCH_AARCH64 0
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define CP_LIKELY(x)    __builtin_expect(!!(x), 1)
