@@ -43,6 +43,10 @@ fi
 step "Windows unit and hook tests under wine (ctest)"
 (cd "$BUILD" && ctest --output-on-failure -j 1) || fail "Windows tests"
 
+step "figures"
+wine "$BUILD/tests/win/tls_cost.exe" 2>&1 | sed 's/\r$//' || fail "tls_cost.exe"
+grep -h "^cost:" "$BUILD/Testing/Temporary/LastTest.log" 2>/dev/null | sed 's/\r$//' || true
+
 OUT="$BUILD/e2e"
 rm -rf "$OUT"
 mkdir -p "$OUT"
