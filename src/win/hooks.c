@@ -93,6 +93,7 @@ WIN_TLS_CALLBACK(capprof_tls_callback)
 ** earlier, in other DLLs' DllMain or C++ constructors, initialise lazily. */
 WIN_STARTUP(capprof_start)
 {
+  win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
 }

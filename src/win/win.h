@@ -121,6 +121,7 @@ void win_hook_exit(uintptr_t sp) CP_HIDDEN;
 ** waits a bounded time, since a thread killed while holding it never
 ** releases it. */
 int win_shutting_down(void) CP_HIDDEN;
+void win_resolve_apis(void) CP_HIDDEN;
 void win_process_exit(void) CP_HIDDEN;
 
 #endif /* CAPPROF_WIN_H */
