@@ -96,18 +96,16 @@ void win_hook_exit(uintptr_t sp) CP_HIDDEN;
 #  if CAPPROF_ARCH_X86_64
 #    pragma comment(linker, "/INCLUDE:_tls_used")
 #    pragma comment(linker, "/INCLUDE:win_tls_callback_ptr")
-#    define WIN_TLS_SEG const_seg
 #  else
 #    pragma comment(linker, "/INCLUDE:__tls_used")
 #    pragma comment(linker, "/INCLUDE:_win_tls_callback_ptr")
-#    define WIN_TLS_SEG data_seg
 #  endif
 #  define WIN_TLS_CALLBACK(fn)                                              \
      static void NTAPI fn(PVOID, DWORD, PVOID);                             \
-     __pragma(WIN_TLS_SEG(".CRT$XLB"))                                      \
+     __pragma(const_seg(".CRT$XLB"))                                        \
      extern const PIMAGE_TLS_CALLBACK win_tls_callback_ptr;                 \
      const PIMAGE_TLS_CALLBACK win_tls_callback_ptr = fn;                   \
-     __pragma(WIN_TLS_SEG())                                                \
+     __pragma(const_seg())                                                  \
      static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
 #else
 #  define WIN_TLS_CALLBACK(fn)                                              \

@@ -154,6 +154,13 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
        >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl $target $f"; }
   done
   echo "clang-cl $target: $(echo $CC_SRCS $extra | wc -w) files compiled"
+  # hooks.c registers its start-up (.CRT$XCU) and TLS callback (.CRT$XLB).
+  (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
+     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/hooks.obj" -- src/win/hooks.c) \
+     >/dev/null 2>&1 || fail "clang-cl $target hooks.c"
+  for sec in '.CRT$XCU' '.CRT$XLB'; do
+    x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF "$sec" || fail "$target: no $sec in hooks.obj"
+  done
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
 # (found first through -Itools/win), no C++ demangler.
