@@ -1,6 +1,6 @@
 ; penter_x64.asm -- MSVC /Gh and /GH hooks for Windows x64: _penter and
 ; _pexit save what the instrumented code may still need, then call the C
-; workers win_hook_enter(key, sp) and win_hook_exit(sp) in src/win/hooks.c.
+; workers win_hook_enter(key, sp, fp) and win_hook_exit(sp) in src/win/hooks.c.
 ; Assembled by ml64 (MSVC) and by llvm-ml -m64 (MinGW cross-build): the same
 ; source, plain MASM.
 ;
@@ -45,23 +45,24 @@
 ; since 2005; Windows 8.1+ requires it).
 ;
 ; Why sp = entry rsp + 8: it is the instrumented function's rsp at the call
-; of the hook. The runtime's ordering rules need, for one activation,
-; entry sp >= exit sp, and a child's entry sp strictly below its parent's
-; exit sp:
-;   - penter before the prologue: entry sp = address of the function's
-;     return-address slot S. /GH's _pexit (frame still up) sees S - N, GCC's
+; of the hook; fp (its rbp) goes along. win_hook_enter turns sp into the
+; address S of the function's return-address slot with the function's unwind
+; data (src/win/frame_x64.c, cached per key): S itself when _penter precedes
+; the prologue, sp + N when MSVC calls it after pushes and `sub rsp, N`.
+; _pexit passes its rsp + 8 as is. The runtime's ordering rules need, for one
+; activation, entry sp >= exit sp, and a child's entry sp strictly below its
+; parent's exit sp:
+;   - entry records S; /GH's _pexit (frame still up) sees S - N, GCC's
 ;     __return__ (after the epilogue) sees S. Both <= S.
-;   - penter after `sub rsp, N`: entry sp = S - N = _pexit's S - N (MSVC
-;     emits /GH before the epilogue in functions framed this way).
-;   - a child's sp is at most its return-address slot, which lies below the
-;     parent's rsp after the prologue (S - N), hence below either exit sp.
-; A function left by longjmp or an exception has an sp below, or (a sibling
-; called from the same frame) equal to, that of whatever hook fires next in
+;   - a child's S lies below the parent's rsp after its prologue (S - N),
+;     hence below either exit sp.
+; A function left by longjmp or an exception has an S below, or (a sibling
+; called from the same place) equal to, that of whatever hook fires next in
 ; a live ancestor, so that hook pops it: win_hook_enter pops frames with
 ; sp <= its own (cp_hot_enter alone pops only sp < own, for the inlined
 ; hooks of -finstrument-functions), an exit pops sp < own, then the top
 ; frame. A tail jump (/Gh without /GH) is popped by its target's _penter,
-; whose sp equals the jumper's.
+; whose S equals the jumper's.
 
 EXTERN win_hook_enter:PROC
 EXTERN win_hook_exit:PROC
@@ -128,6 +129,7 @@ _penter PROC FRAME
         SAVE_VOLATILES
         mov     rcx, [rbp+8]            ; key: return address inside the function
         lea     rdx, [rbp+16]           ; sp: the function's rsp at the call
+        mov     r8, [rbp]               ; fp: the function's rbp
         call    win_hook_enter
         RESTORE_VOLATILES
         ret

@@ -12,20 +12,22 @@
 #include "win.h"
 
 /* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
-** load), one gate load and compare, one more compare of the top frame's sp.
-** GetLastError is saved by the caller.
+** load), one gate load and compare, the frame cache (one load and compare),
+** one more compare of the top frame's sp. GetLastError is saved by the
+** caller.
 **
-** sp here is a function's return-address slot (or its rsp after `sub rsp`),
+** sp here becomes the function's return-address slot (win_frame_slot),
 ** never shared by a function and its callee: /Gh and -pg emit no hooks for
 ** inlined bodies. So a frame with the same sp is a sibling that never
 ** exited (tail jump, longjmp, exception) and is popped too, where the
 ** common rule (cp_hot_enter, made for -finstrument-functions' inlined
 ** hooks) pops only frames strictly below. */
-void win_hook_enter(uintptr_t key, uintptr_t sp)
+void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  sp = win_frame_slot(key, sp, fp);
   if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_now());
   cp_hot_enter(t, (uint64_t)key, sp);
 }

@@ -24,7 +24,7 @@
 
 PUBLIC regs_in, xmm_in, flags_in, regs_enter, xmm_enter, flags_enter
 PUBLIC regs_exit, xmm_exit, flags_exit
-PUBLIC nest_inner, nest_leaf, tail_b, zone_leaker
+PUBLIC nest_inner, nest_leaf, tail_b, zone_leaker, abandon_small, big_frame
 
 EXTERN _penter:PROC
 EXTERN _pexit:PROC
@@ -191,6 +191,36 @@ tail_b PROC FRAME
         call    _pexit
         ret
 tail_b ENDP
+
+; abandon_small: /Gh after `sub rsp, 28h`, leaves without _pexit (as if
+; longjmp or an exception had taken it); big_frame, called next from the same
+; place, calls _penter after `sub rsp, 58h`: its stack pointer at the hook is
+; lower than abandon_small's was, but the unwind data give both the same
+; return-address slot, so abandon_small is popped and big_frame is its
+; sibling, not its child.
+abandon_small PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+        add     rsp, 28h
+        ret
+abandon_small ENDP
+
+big_frame PROC FRAME
+        push    rbp
+        .pushreg rbp
+        sub     rsp, 50h
+        .allocstack 50h
+        lea     rbp, [rsp+20h]
+        .setframe rbp, 20h
+        .endprolog
+        call    _penter
+        call    _pexit
+        lea     rsp, [rbp+30h]
+        pop     rbp
+        ret
+big_frame ENDP
 
 ; zone_leaker: /Gh before the prologue, begins a zone it never ends, /GH
 ; with the frame up (its sp is then below the zone's, which the ordinary exit

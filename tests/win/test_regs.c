@@ -20,7 +20,7 @@ extern uint64_t regs_in[7], xmm_in[12], flags_in, regs_enter[7], xmm_enter[12], 
 extern uint64_t regs_exit[7], xmm_exit[12], flags_exit;
 void regs_pre(void), regs_post(void), regs_mixed(void);
 void nest_outer(int n), nest_inner(void), nest_leaf(void), tail_a(void), tail_b(void);
-void empty_gh(void), empty_plain(void), zone_leaker(void);
+void empty_gh(void), empty_plain(void), zone_leaker(void), abandon_small(void), big_frame(void);
 
 /* A node's key is a return address inside the function: after its start,
 ** past what regs_x64.asm puts before `call _penter` (the regs_* functions
@@ -90,6 +90,8 @@ static DWORD WINAPI msvc_tree_thread(void *arg)
   nest_outer(NEST);
   tail_a();
   for (int i = 0; i < 3; i++) zone_leaker();
+  abandon_small();
+  big_frame();
   return 0;
 }
 
@@ -153,6 +155,12 @@ static void test_msvc_trees(void)
     WT_CHECK(a && b);
     if (a) WT_CHECK_EQ_U64(t->nodes[a].calls, 1);
     if (b) WT_CHECK_EQ_U64(t->nodes[b].calls, 1);
+    /* An abandoned frame and a sibling with a larger frame (and a frame
+    ** pointer): siblings, thanks to the unwind data. */
+    uint32_t ab = child(t, 0, abandon_small), bf = child(t, 0, big_frame);
+    WT_CHECK(ab && bf);
+    if (ab) WT_CHECK_EQ_U64(t->nodes[ab].calls, 1);
+    if (bf) WT_CHECK_EQ_U64(t->nodes[bf].calls, 1);
     /* A zone left open is popped at its function's _pexit. */
     uint32_t z = child(t, 0, zone_leaker), zc = 0, zn = 0;
     WT_CHECK(z != 0);
