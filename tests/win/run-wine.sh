@@ -145,7 +145,7 @@ CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c sr
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
 for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   case $target in
-    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra= ;;
+    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra=src/win/frame_x64.c ;;
     *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_;   extra=src/win/hooks_x86.c ;;
   esac
   for f in $CC_SRCS $extra; do
