@@ -215,6 +215,9 @@ CP_INLINE void zone_popped_open(struct cp_thread *t, const struct cp_frame *f)
   if (CP_UNLIKELY(CPD_KEY_IS_ZONE(key)))
     zone_note(t, (uint32_t)(key & 0xFFFFFFFFu), CPD_ZI_LEFT_OPEN);
 }
+/* Pop the zones on top of t's stack, charged up to now and counted as left
+** open: a function that began them is returning (hooks without a key). */
+void zone_pop_open(struct cp_thread *t, uint64_t now) CP_HIDDEN;
 /* Forget t's mismatch counts (reset, fork); free its zone state. */
 void zone_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void zone_thread_free(struct cp_thread *t) CP_HIDDEN;

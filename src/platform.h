@@ -45,8 +45,9 @@
 #  define CP_ALIGNED(n)   __attribute__((aligned(n)))
 #  define CP_BARRIER()    __asm__ __volatile__("" ::: "memory")
 /* An address in the calling function's own frame, just below its caller's
-** stack: what the hooks record as a frame's sp. */
-#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_frame_address(0))
+** stack: what the POSIX hooks record as a frame's sp (their HOOK_SP), the
+** CFA minus a return address and a saved frame pointer, on every target. */
+#  define CP_FRAME_ADDRESS() ((uintptr_t)__builtin_dwarf_cfa() - 2 * sizeof(void *))
 #else /* MSVC */
 #  define CP_LIKELY(x)    (x)
 #  define CP_UNLIKELY(x)  (x)

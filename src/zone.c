@@ -4,17 +4,16 @@
 ** of zone names, and the per-thread counts of mismatched BEGIN/END. The
 ** hooks never come here; zones cost nothing to programs that do not use them.
 **
-** Where a zone sits. A zone belongs to the function that begins it. Its frame
-** gets a stack pointer just below that function's frame, so that the rules of
-** the hooks (pop every frame whose sp is below the current one) put it above
-** the function's callees and pop it, counted as left open, when the function
-** returns without ending it:
-**   - the innermost live frame is a hooked function F: sp = F's sp - 1;
-**   - it is a zone anchored to a function: the same sp (zones of one
-**     function share it);
-**   - no hooked function is open (a zones-only program): the address of the
-**     caller's own frame, minus 1, so that zones of functions that returned
-**     are recognised as dead by later BEGINs and ENDs there too.
+** Where a zone sits. A zone belongs to the function that begins it. Its
+** frame takes the stack pointer of the innermost open hooked function (the
+** hooks record the hook's frame address, and this file's functions have the
+** same frame address when called from the same function), so the hooks'
+** rules (a frame whose sp is below the current one is dead) put it above the
+** function's callees, inlined ones included, and the function's exit hook
+** pops it, counted as left open, if the function returns without ending it.
+** With no hooked function open (a zones-only program) it takes the address
+** of the caller's own frame: zones of functions that returned are then
+** recognised as dead by later BEGINs and ENDs in shallower frames.
 */
 #include <string.h>
 
@@ -194,7 +193,8 @@ static uint32_t zone_id(struct cp_thread *t, struct cp_zones *z, const char *nam
   if (c->ptr == name && c->id < Z.count) {
     const char *s = Z.names[c->id];
     uint32_t len = Z.lens[c->id];
-    if (memcmp(s, name, len) == 0 && (name[len] == '\0' || len == NAME_MAX_LEN)) return c->id;
+    /* strncmp stops at name's end: a shorter name is never read past. */
+    if (strncmp(s, name, len) == 0 && (len == NAME_MAX_LEN || name[len] == '\0')) return c->id;
   }
   size_t len = strnlen(name, NAME_MAX_LEN);
   uint32_t saved = t->gate;
@@ -242,6 +242,19 @@ void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx)
   }
 }
 
+void zone_pop_open(struct cp_thread *t, uint64_t now)
+{
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;
+  struct cp_frame *f = t->top;
+  for (; f > t->frames && cp_frame_is_zone(t, f); f--) {
+    calltree_charge(&t->nodes[f->node], now - f->start);
+    zone_popped_open(t, f);
+  }
+  t->top = f;
+  t->gate = saved;
+}
+
 /* ---- the API ----------------------------------------------------------------- */
 
 /* The calling thread's state, made (and the runtime started) on first use. */
@@ -283,7 +296,7 @@ static void close_to(struct cp_thread *t, struct cp_frame *g, uint64_t now)
 
 uint64_t capprof_zone_begin(const char *name)
 {
-  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return 0;
   os_errsave e = os_save_errors();
@@ -294,25 +307,27 @@ uint64_t capprof_zone_begin(const char *name)
   uint64_t key = CPD_KEY_ZONE | id;
 
   struct cp_frame *f = t->top;
-  if (f->sp < here) f = calltree_unwind(t, here, cp_now());   /* dead frames */
-  uintptr_t sp = here;
-  if (f > t->frames) {
-    struct cp_frame *g = f;
-    while (g > t->frames && cp_frame_is_zone(t, g)) g--;
-    if (g > t->frames) sp = cp_frame_is_zone(t, f) ? f->sp : f->sp - 1;  /* anchored */
-    else if (f->sp < sp) sp = f->sp;                                       /* zones only */
-  }
+  if (f->sp < here) f = calltree_unwind(t, here, cp_now());      /* dead frames */
+  struct cp_frame *g = f;
+  while (g > t->frames && cp_frame_is_zone(t, g)) g--;
+  uintptr_t sp = g > t->frames ? g->sp : here;    /* anchored, or zones only */
   if (CP_UNLIKELY(f + 1 >= t->commit_end) && !(f = calltree_grow(t))) goto out;
   uint32_t c = t->nodes[f->node].hot;
   if (t->nodes[c].key != key || t->nodes[c].parent != f->node) {
     c = calltree_lookup(t, f->node, key);
     if (c == CPD_NO_PARENT) goto out;
   }
+  /* Written, published, written again, as cp_hot_enter does: hooks in a
+  ** signal handler may use the same slot before the publish. */
   f[1].node = c;
   f[1].sp = sp;
-  token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
-  f[1].start = cp_now();
+  CP_BARRIER();
   t->top = f + 1;
+  CP_BARRIER();
+  f[1].node = c;
+  f[1].sp = sp;
+  f[1].start = cp_now();
+  token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
 out:
   os_restore_errors(e);
   return token;
@@ -320,8 +335,8 @@ out:
 
 int capprof_zone_end(const char *name)
 {
-  uint64_t now = cp_now();
-  uintptr_t here = CP_FRAME_ADDRESS() - 1;
+  uint64_t now = cp_now_exit();          /* the clock the exit hooks read */
+  uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return cp_g.disabled ? CAPPROF_EDISABLED : 0;
   os_errsave e = os_save_errors();
@@ -329,7 +344,7 @@ int capprof_zone_end(const char *name)
   struct cp_zones *z = thread_zones(t);
   if (!z) goto out;
   struct cp_frame *f = t->top;
-  if (f->sp < here) f = calltree_unwind(t, here, now);        /* dead frames */
+  if (f->sp < here) f = calltree_unwind(t, here, now);           /* dead frames */
   int named = name && *name;
   uint32_t id = named ? zone_id(t, z, name) : UINT32_MAX;
   /* The candidates: the zones above the innermost live function frame. */
@@ -350,15 +365,18 @@ out:
 
 void capprof_zone_end_token(uint64_t token)
 {
-  uint64_t now = cp_now();
+  uint64_t now = cp_now_exit();
   if (!token) return;
   struct cp_thread *t = os_get_thread();
   if (!t || zone_blocked(t, 1)) return;
   uint64_t depth = token >> 32;
   uint64_t key = CPD_KEY_ZONE | (token & 0xFFFFFFFFu);
   struct cp_frame *g = t->frames + depth;
-  /* Not there any more: something popped it already, and counted it. */
-  if (depth == 0 || g > t->top || t->nodes[g->node].key != key) return;
+  /* Not there any more: something popped it already, and counted it. A zone
+  ** begun past the node cap sits on the overflow or sink node. */
+  if (depth == 0 || g > t->top) return;
+  if (t->nodes[g->node].key != key && g->node != CP_NODE_OVERFLOW && g->node != CP_NODE_SINK)
+    return;
   os_errsave e = os_save_errors();
   close_to(t, g, now);
   os_restore_errors(e);

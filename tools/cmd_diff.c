@@ -2,7 +2,8 @@
 ** cmd_diff.c -- 'capprof diff BASE NEW': per-function changes between two
 ** profiles (each a dump, or a merged dump of several runs) in calls,
 ** inclusive and exclusive time, largest change first. Functions are matched
-** by name and module.
+** by name and module. 'capprof diff BASE... -- NEW...' compares two sets of
+** runs with their spread (diff_runs.c).
 */
 #include <getopt.h>
 #include <math.h>
@@ -15,9 +16,14 @@
 
 static const char usage[] =
   "usage: capprof diff [options] BASE NEW\n"
+  "       capprof diff [options] BASE... -- NEW...\n"
   "\n"
   "Per-function changes from BASE to NEW (two dumps of the same program),\n"
   "sorted by the size of the change in exclusive time (or --sort).\n"
+  "With '--' between two sets of dumps, each dump is one run: the diff shows\n"
+  "the mean per run and its spread on each side, and says whether a change\n"
+  "exceeds the run-to-run spread (real) or not (noise); that needs two runs\n"
+  "or more on each side.\n"
   "\n"
   "  -s, --sort=KEY   self (default), total or calls: the change to sort by\n"
   "  -n, --limit=N    show the first N functions\n"
@@ -69,10 +75,13 @@ int cmd_diff(int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, c;
+  int raw = 0, c, sep = 0;
   sort_key = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
+  for (int i = 1; i < argc && !sep; i++)
+    if (!strcmp(argv[i], "--")) sep = i;
+  int nopt = sep ? sep : argc;           /* options before '--' only */
+  while ((c = getopt_long(nopt, argv, ":s:n:rh", longopts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (!strcmp(optarg, "self")) sort_key = 0;
@@ -85,6 +94,13 @@ int cmd_diff(int argc, char **argv)
     case 'h': fputs(usage, stdout); return 0;
     default: return tool_bad_option("diff", argv, c);
     }
+  }
+  if (sep) {
+    if (optind >= sep || sep + 1 >= argc)
+      return 1 + tool_error("diff: wants dumps on both sides of '--' "
+                            "(usage: capprof diff BASE... -- NEW...)");
+    return diff_runs(argv + optind, sep - optind, argv + sep + 1, argc - sep - 1, sort_key,
+                     raw, limit);
   }
   if (argc - optind != 2)
     return 1 + tool_error("diff: wants two dumps (usage: capprof diff BASE NEW)");

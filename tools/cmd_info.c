@@ -2,6 +2,7 @@
 ** cmd_info.c -- 'capprof info DUMP...': what a dump holds: process, clock
 ** and overhead calibration, modules, threads and node counts.
 */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,19 +106,25 @@ static void info_one(const struct cpd_dump *d)
 
 int cmd_info(int argc, char **argv)
 {
-  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+  static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    if (c != 'h') return tool_bad_option("info", argv, c);
     printf("usage: capprof info DUMP...\n\n"
            "What a dump holds: process, clock and probe calibration, modules and\n"
            "how each is symbolized, threads with their node and call counts.\n");
     return 0;
   }
-  if (argc < 2) return tool_error("info: no dump given (usage: capprof info DUMP...)");
+  if (optind >= argc) return 1 + tool_error("info: no dump given (usage: capprof info DUMP...)");
   int status = 0;
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-') return tool_error("info: unknown option '%s'", argv[i]);
+  for (int i = optind; i < argc; i++) {
     struct cpd_dump *d = tool_load(argv[i]);
     if (!d) { status = 1; continue; }
-    if (i > 1) putchar('\n');
+    if (i > optind) putchar('\n');
     info_one(d);
     cpd_free(d);
   }

@@ -2,9 +2,10 @@
 ** cmd_merge.c -- 'capprof merge -o OUT DUMP...': combines dumps of the same
 ** program (several runs or processes) into one dump that every subcommand
 ** reads. Call paths are matched by function name and module, never by
-** address, since ASLR moves code between runs; threads are matched by name
-** and order. The merged dump's format is in docs/dump-format.md: nodes carry
+** address, since ASLR moves code between runs; threads are matched by name,
+** entry function and order. The merged dump's format is in docs/dump-format.md: nodes carry
 ** symbol keys whose names sit in the STRINGS section, times are nanoseconds.
+** Zone mismatch counts (ZONE_ISSUES) follow their threads.
 */
 #include <getopt.h>
 #include <inttypes.h>
@@ -22,8 +23,8 @@ static const char usage[] =
   "usage: capprof merge -o OUT DUMP...\n"
   "\n"
   "Combines dumps of the same program into the dump OUT: call paths are\n"
-  "matched by function, threads by name and order of appearance. Counts and\n"
-  "times are summed, min and max combined.\n"
+  "matched by function, threads by name, entry function and order of\n"
+  "appearance. Counts and times are summed, min and max combined.\n"
   "\n"
   "  -o, --output=OUT  the merged dump to write (required)\n"
   "  -h, --help        this text\n";
@@ -165,6 +166,80 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
   d->probe_outer_mt = ns(outer / w * 1000.0);
 }
 
+/* Zone mismatch counts of the source threads of merged thread out_thread,
+** their names re-interned in the merged STRINGS. Returns -1 when out of
+** memory. */
+static int add_zone_issues(struct builder *b, const struct profile *p, const uint32_t *members,
+                           uint32_t n, uint32_t out_thread, uint32_t *cap)
+{
+  struct cpd_dump *d = b->d;
+  for (uint32_t k = 0; k < n; k++) {
+    const struct prof_thread *pt = &p->threads[members[k]];
+    const struct cpd_dump *sd = p->dumps[pt->dump].d;
+    for (uint32_t i = 0; i < sd->nzone_issues; i++) {
+      const struct cpd_zone_issue *z = &sd->zone_issues[i];
+      if (sd->threads[z->thread].tid != pt->tid) continue;
+      const char *name = sd->strings[z->zone];
+      uint32_t s = 0;
+      while (s < d->nstrings && strcmp(d->strings[s], name)) s++;
+      if (s == d->nstrings) s = add_string(b, strdup(name));
+      if (b->oom) return -1;
+      if (d->nzone_issues == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 16;
+        struct cpd_zone_issue *nz = realloc(d->zone_issues, nc * sizeof *nz);
+        if (!nz) return -1;
+        d->zone_issues = nz;
+        *cap = nc;
+      }
+      struct cpd_zone_issue *o = &d->zone_issues[d->nzone_issues++];
+      *o = *z;
+      o->thread = out_thread;
+      o->zone = s;
+    }
+  }
+  return 0;
+}
+
+static const struct profile *sort_prof;
+static const uint32_t *sort_ord;
+
+/* A thread's entry function: its top-level call with the most time (main,
+** a thread's start routine), "" if it made no call. */
+static const char *entry(const struct prof_thread *t)
+{
+  uint32_t c = t->nodes[0].first;
+  return c == PROF_NONE ? "" : sort_prof->funcs[t->nodes[c].func].name;
+}
+
+/* Threads alike: same name and entry function. */
+static int cmp_kind(const struct prof_thread *x, const struct prof_thread *y)
+{
+  int c = strcmp(x->name, y->name);
+  return c ? c : strcmp(entry(x), entry(y));
+}
+
+/* Threads by kind, then dump, then position. */
+static int by_name_dump(const void *pa, const void *pb)
+{
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  const struct prof_thread *x = &sort_prof->threads[a], *y = &sort_prof->threads[b];
+  int c = cmp_kind(x, y);
+  if (c) return c;
+  if (x->dump != y->dump) return x->dump < y->dump ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+/* Threads by kind, then ordinal among their kind in their dump, then
+** position: a group's members are adjacent, in dump order. */
+static int by_name_ord(const void *pa, const void *pb)
+{
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  int c = cmp_kind(&sort_prof->threads[a], &sort_prof->threads[b]);
+  if (c) return c;
+  if (sort_ord[a] != sort_ord[b]) return sort_ord[a] < sort_ord[b] ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
 static int build(struct builder *b, struct profile *p)
 {
   struct cpd_dump *d = b->d;
@@ -188,42 +263,51 @@ static int build(struct builder *b, struct profile *p)
   d->cmdline_len = f->cmdline_len;
   set_clock(d, p);
 
-  /* Group threads: the k-th thread named X of each dump goes with the k-th
-  ** thread named X of the others. */
-  uint32_t nt = p->nthreads;
-  uint32_t *group = malloc((nt + 1) * sizeof *group), *ord = malloc((nt + 1) * sizeof *ord);
-  uint32_t *members = malloc((nt + 1) * sizeof *members), ngroups = 0;
+  /* Group threads: the k-th thread named X entering function F of each dump
+  ** goes with the k-th such thread of the others. Two sorts, so that a dump with a hundred
+  ** thousand threads does not take n^2 steps. */
+  uint32_t nt = p->nthreads, zcap = 0;
+  uint32_t *ord = malloc((nt + 1) * sizeof *ord), *sorted = malloc((nt + 1) * sizeof *sorted);
+  uint32_t *gstart = malloc((nt + 1) * sizeof *gstart), *gcount = malloc((nt + 1) * sizeof *gcount);
   d->threads = calloc(nt + 1, sizeof *d->threads);
   b->func_key_lo = calloc(p->nfuncs + 1, sizeof *b->func_key_lo);
   b->func_mod = calloc(p->nfuncs + 1, sizeof *b->func_mod);
   int rc = -1;
-  if (!group || !ord || !members || !d->threads || !b->func_key_lo || !b->func_mod) goto out;
-  for (uint32_t i = 0; i < nt; i++) {
-    const struct prof_thread *t = &p->threads[i];
-    ord[i] = 0;
-    for (uint32_t j = 0; j < i; j++)
-      if (p->threads[j].dump == t->dump && !strcmp(p->threads[j].name, t->name)) ord[i]++;
-    group[i] = UINT32_MAX;
-    for (uint32_t j = 0; j < i && group[i] == UINT32_MAX; j++)
-      if (ord[j] == ord[i] && p->threads[j].dump != t->dump && !strcmp(p->threads[j].name, t->name))
-        group[i] = group[j];
-    if (group[i] == UINT32_MAX) group[i] = ngroups++;
+  if (!ord || !sorted || !gstart || !gcount || !d->threads || !b->func_key_lo || !b->func_mod)
+    goto out;
+  sort_prof = p;
+  sort_ord = ord;
+  for (uint32_t i = 0; i < nt; i++) sorted[i] = i;
+  qsort(sorted, nt, sizeof *sorted, by_name_dump);
+  for (uint32_t k = 0; k < nt; k++) {
+    const struct prof_thread *t = &p->threads[sorted[k]], *u = k ? &p->threads[sorted[k - 1]] : NULL;
+    ord[sorted[k]] = u && u->dump == t->dump && !cmp_kind(u, t) ? ord[sorted[k - 1]] + 1 : 0;
   }
-  for (uint32_t g = 0; g < ngroups; g++) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < nt; i++)
-      if (group[i] == g) members[n++] = i;
+  qsort(sorted, nt, sizeof *sorted, by_name_ord);
+  for (uint32_t i = 0; i < nt; i++) gcount[i] = 0;
+  for (uint32_t k = 0, lead = 0; k < nt; k++) {
+    const struct prof_thread *t = &p->threads[sorted[k]], *u = k ? &p->threads[sorted[k - 1]] : NULL;
+    if (!u || ord[sorted[k]] != ord[sorted[k - 1]] || cmp_kind(u, t)) {
+      lead = sorted[k];                      /* the lowest index of its group */
+      gstart[lead] = k;
+    }
+    gcount[lead]++;
+  }
+  for (uint32_t i = 0; i < nt; i++) {        /* groups in the order threads appear */
+    if (!gcount[i]) continue;
     struct prof_thread t;
-    if (prof_merge_threads(p, members, n, &t) != 0) goto out;
-    int bad = add_tree(b, p, &t, members, n);
+    if (prof_merge_threads(p, sorted + gstart[i], gcount[i], &t) != 0) goto out;
+    int bad = add_tree(b, p, &t, sorted + gstart[i], gcount[i]);
     prof_thread_free(&t);
-    if (bad) goto out;
+    if (bad || add_zone_issues(b, p, sorted + gstart[i], gcount[i], d->nthreads - 1, &zcap) != 0)
+      goto out;
   }
   rc = 0;
 out:
-  free(group);
   free(ord);
-  free(members);
+  free(sorted);
+  free(gstart);
+  free(gcount);
   free(b->func_key_lo);
   free(b->func_mod);
   return rc;

@@ -21,7 +21,8 @@ static const char usage[] =
   "threads. With several DUMPs, each is one run of the same program (they line\n"
   "up by function name) and the report shows, per function, the mean per run,\n"
   "the spread across runs (sample standard deviation, min and max) and the\n"
-  "number of runs it appears in; --sum adds the runs up instead.\n"
+  "number of runs it appears in (--sort=avg: by mean call, max: by the worst\n"
+  "run's self time); --sum adds the runs up instead.\n"
   "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
   "  -s, --sort=KEY   self (default), total, calls, avg, max or name\n"
@@ -79,6 +80,11 @@ static int cmp_runs(const void *pa, const void *pb)
   switch (sort_key) {
   case 1: x = sort_stats[a * 3 + 1].mean; y = sort_stats[b * 3 + 1].mean; break;
   case 2: x = sort_stats[a * 3 + 2].mean; y = sort_stats[b * 3 + 2].mean; break;
+  case 3:                                   /* average call: total / calls */
+    x = sort_stats[a * 3 + 2].mean ? sort_stats[a * 3 + 1].mean / sort_stats[a * 3 + 2].mean : 0;
+    y = sort_stats[b * 3 + 2].mean ? sort_stats[b * 3 + 1].mean / sort_stats[b * 3 + 2].mean : 0;
+    break;
+  case 4: x = sort_stats[a * 3].max; y = sort_stats[b * 3].max; break;    /* worst run */
   case 5: return strcmp(sort_prof->funcs[a].name, sort_prof->funcs[b].name);
   default: x = sort_stats[a * 3].mean; y = sort_stats[b * 3].mean; break;
   }
@@ -105,6 +111,13 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
                                      : p->threads[i].nodes[0].t.incl;
   struct run_stat all;
   runs_stat(tot, rt.nruns, &all);
+  for (uint32_t k = 1; k < p->ndumps; k++)
+    if (strcmp(sym_base_name(p->dumps[k].d->exe), sym_base_name(p->dumps[0].d->exe))) {
+      tool_warn("the runs come from different programs (%s, %s): statistics across runs "
+                "compare functions by name only", sym_base_name(p->dumps[0].d->exe),
+                sym_base_name(p->dumps[k].d->exe));
+      break;
+    }
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     runs_stat(runs_row(&rt, rt.self, f), rt.nruns, &st[f * 3]);
     runs_stat(runs_row(&rt, rt.total, f), rt.nruns, &st[f * 3 + 1]);
@@ -130,10 +143,11 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
-    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s\n", fmt_ns(s[0].mean, a, sizeof a),
+    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
            fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
            fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
-           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name);
+           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name,
+           p->funcs[f].zone ? "  [zone]" : "");
   }
   (void)h;
   free(st);
@@ -213,7 +227,8 @@ int cmd_report(int argc, char **argv)
            fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d), fmt_count(f->calls, e, sizeof e),
            fmt_ns(avg(f, raw), g, sizeof g), fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
            fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k), f->name);
-    if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
+    if (f->zone) printf("  [zone]");
+    else if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
     else if (f->module[0] && !f->synthetic) printf("  (%s)", f->module);
     putchar('\n');
   }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "symbols.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -22,10 +23,29 @@ static const char usage[] =
   "  -t, --thread=TID|NAME  only the threads with this id or name\n"
   "  -d, --depth=N        show N levels of calls (default: all)\n"
   "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
+  "  -s, --sort=KEY       order siblings by total (default), calls or name\n"
+  "  -l, --location       show each function's file:line (or its module)\n"
   "  -r, --raw            uncompensated times\n"
   "  -h, --help           this text\n";
 
-struct opts { double depth, prune; int raw; };
+struct opts { double depth, prune; int raw, sort, location; };
+
+static const struct profile *sort_prof;
+static const struct prof_node *sort_nodes;
+static int sort_key;
+
+/* Siblings by calls or name (ties by name, then total); total order is the
+** profile's own. */
+static int cmp_siblings(const void *pa, const void *pb)
+{
+  const struct prof_node *a = &sort_nodes[*(const uint32_t *)pa];
+  const struct prof_node *b = &sort_nodes[*(const uint32_t *)pb];
+  if (sort_key == 1 && a->calls != b->calls) return a->calls < b->calls ? 1 : -1;
+  int c = strcmp(sort_prof->funcs[a->func].name, sort_prof->funcs[b->func].name);
+  if (c) return c;
+  if (a->calls != b->calls) return a->calls < b->calls ? 1 : -1;
+  return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
 
 static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
@@ -71,10 +91,17 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
              fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
              fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
              fmt_pct(incl, total, g, sizeof g));
+      static const char indent[] = "                                        "
+                                   "                                        ";
       uint32_t dep = depth[i] - 1;
       if (dep > 40) printf("[%u] ", dep);
-      for (uint32_t k = 0; k < (dep > 40 ? 40 : dep); k++) fputs("  ", stdout);
-      printf("%s%s\n", fn->name, n->flags & CPD_NODE_OPEN ? " [still running]" : "");
+      fwrite(indent, 1, 2 * (dep > 40 ? 40 : dep), stdout);
+      fputs(fn->name, stdout);
+      if (o->location && fn->file)
+        printf("  (%s:%u)", sym_base_name(fn->file), fn->line);
+      else if (o->location && fn->module[0])
+        printf("  (%s)", fn->module);
+      fputs(n->flags & CPD_NODE_OPEN ? " [still running]\n" : "\n", stdout);
     }
     if (o->depth >= 0 && depth[i] >= o->depth) continue;
     size_t k = 0;
@@ -83,6 +110,12 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       if (o->prune > 0 && incl < total * o->prune / 100.0) continue;
       if (nd[ch].calls == 0 && p->funcs[nd[ch].func].synthetic) continue;
       tmp[k++] = ch;
+    }
+    if (o->sort && k > 1) {
+      sort_prof = p;
+      sort_nodes = nd;
+      sort_key = o->sort;
+      qsort(tmp, k, sizeof *tmp, cmp_siblings);
     }
     while (k) {
       uint32_t ch = tmp[--k];
@@ -111,20 +144,29 @@ int cmd_tree(int argc, char **argv)
     { "thread", required_argument, NULL, 't' },
     { "depth", required_argument, NULL, 'd' },
     { "prune", required_argument, NULL, 'p' },
+    { "sort", required_argument, NULL, 's' },
+    { "location", no_argument, NULL, 'l' },
     { "raw", no_argument, NULL, 'r' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct opts o = { -1, 0, 0 };
+  struct opts o = { -1, 0, 0, 0, 0 };
   int merge = 0, c;
   const char *thread = NULL;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":mt:d:p:rh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":mt:d:p:s:lrh", longopts, NULL)) != -1) {
     switch (c) {
     case 'm': merge = 1; break;
     case 't': thread = optarg; break;
     case 'd': if (tool_parse_num("tree", "--depth", optarg, 1e9, &o.depth)) return 2; break;
     case 'p': if (tool_parse_num("tree", "--prune", optarg, 100, &o.prune)) return 2; break;
+    case 's':
+      if (!strcmp(optarg, "total")) o.sort = 0;
+      else if (!strcmp(optarg, "calls")) o.sort = 1;
+      else if (!strcmp(optarg, "name")) o.sort = 2;
+      else return 1 + tool_error("tree: --sort wants total, calls or name, not '%s'", optarg);
+      break;
+    case 'l': o.location = 1; break;
     case 'r': o.raw = 1; break;
     case 'h': fputs(usage, stdout); return 0;
     default: return tool_bad_option("tree", argv, c);

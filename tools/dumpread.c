@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dumpread.h"
 
@@ -186,7 +187,7 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
 static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct section *nodes,
                          const unsigned char *data, char *err, size_t errlen)
 {
-  uint64_t total = nodes->size / CPD_NODE_SIZE;
+  uint64_t total = nodes->size / CPD_NODE_SIZE, claimed = 0;
   uint32_t n = c_u32(c);
   if (c->bad || (uint64_t)n * THREAD_MIN > (uint64_t)(c->end - c->p))
     return fail(err, errlen, CAPPROF_ECORRUPT, "thread count %u does not fit its section", n);
@@ -209,6 +210,12 @@ static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct sect
       return fail(err, errlen, CAPPROF_ECORRUPT,
                   "thread %u: nodes %llu+%u outside the %llu nodes present", i,
                   (unsigned long long)first, t->node_count, (unsigned long long)total);
+    /* Threads may not share nodes: memory stays proportional to the file. */
+    claimed += t->node_count;
+    if (claimed > total)
+      return fail(err, errlen, CAPPROF_ECORRUPT,
+                  "threads claim %llu nodes, more than the %llu present",
+                  (unsigned long long)claimed, (unsigned long long)total);
     t->nodes = malloc((size_t)t->node_count * sizeof *t->nodes);
     if (!t->nodes) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
     const unsigned char *r = data + nodes->off + first * CPD_NODE_SIZE;
@@ -335,6 +342,13 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
 int cpd_load(const char *path, struct cpd_dump **out, char *err, size_t errlen)
 {
   *out = NULL;
+  /* Regular files only: /dev/zero or a FIFO would never end. */
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return fail(err, errlen, errno == ENOENT ? CAPPROF_ENOENT : CAPPROF_EIO, "%s",
+                strerror(errno));
+  if ((st.st_mode & S_IFMT) != S_IFREG)
+    return fail(err, errlen, CAPPROF_EIO, "not a regular file");
   FILE *f = fopen(path, "rb");
   if (!f)
     return fail(err, errlen, errno == ENOENT ? CAPPROF_ENOENT : CAPPROF_EIO, "%s",

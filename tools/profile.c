@@ -286,6 +286,32 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   return finish_tree(t, p->nfuncs);
 }
 
+/* Warn when the dump's probe costs exceed what was measured: compensation
+** then clamps everything to 0, and the calibration, not the program, is off. */
+static void check_calibration(const struct profile *p, uint32_t di)
+{
+  const struct prof_dump *pd = &p->dumps[di];
+  for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    if (t->dump != (int)di) continue;
+    double raw = 0, cost = 0;
+    for (uint32_t c = t->nodes[0].first; c != PROF_NONE; c = t->nodes[c].next) {
+      const struct prof_node *n = &t->nodes[c];
+      raw += n->t.incl_raw;
+      cost += (double)n->calls * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
+    }
+    if (raw > 0 && cost > raw) {
+      char a[32], b[32], c[32], e[32];
+      tool_warn("%s: the dump's probe costs (%s own, %s caller's per call) add up to %s in "
+                "thread %llu, more than its measured %s: compensated times there clamp to 0; "
+                "the probe calibration is off, see --raw", pd->d->path,
+                fmt_ns(pd->inner_ns, a, sizeof a), fmt_ns(pd->outer_ns, b, sizeof b),
+                fmt_ns(cost, c, sizeof c), (unsigned long long)t->tid, fmt_ns(raw, e, sizeof e));
+      return;
+    }
+  }
+}
+
 int prof_add_dump(struct profile *p, struct cpd_dump *d)
 {
   struct prof_dump *nd = realloc(p->dumps, (p->ndumps + 1) * sizeof *nd);
@@ -307,6 +333,7 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
     rc = add_thread(p, di, &d->threads[i], sym, &keys);
   if (sym) map_free(&keys);
   sym_close(sym);
+  if (!rc) check_calibration(p, di);
   return rc;
 }
 

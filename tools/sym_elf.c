@@ -1,8 +1,9 @@
 /*
 ** sym_elf.c -- the ELF/DWARF back end of the symbolizer, on elfutils'
 ** libdwfl. Each module of the dump gets its own Dwfl session, opened on first
-** use: the recorded path if its build-id matches the dump's, otherwise the
-** separate debug file found by build-id under /usr/lib/debug/.build-id/.
+** use: the recorded path if its build-id matches the dump's, else a file of
+** the same name beside the dump (moved together), else the separate debug
+** file found by build-id under /usr/lib/debug/.build-id/.
 ** libdwfl's standard find-debuginfo then locates DWARF for stripped files.
 */
 #include <elfutils/libdwfl.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols.h"
@@ -26,7 +28,12 @@ struct elf_module {
 struct sym_backend {
   const struct cpd_dump *d;
   struct elf_module *mods; /* one per module of the dump */
+  unsigned opened;         /* modules tried so far */
 };
+
+/* Real processes map a few hundred objects; a hostile dump could name a
+** million files. Past this many, modules are not opened. */
+#define MAX_OPEN 1024
 
 static char *debuginfo_path;   /* NULL: libdwfl's default search path */
 
@@ -63,7 +70,10 @@ void symb_close(struct sym_backend *b)
 ** 1 if the file opened but its build-id differs, or -1 if it did not open. */
 static int try_file(const struct cpd_module *m, const char *file, struct elf_module *em)
 {
-  if (access(file, R_OK) != 0) return -1;
+  struct stat st;
+  /* Regular files only: a hostile dump may name a FIFO or a device. */
+  if (stat(file, &st) != 0) return -1;
+  if (!S_ISREG(st.st_mode) || access(file, R_OK) != 0) { errno = EACCES; return -1; }
   Dwfl *dwfl = dwfl_begin(&callbacks);
   if (!dwfl) return -1;
   dwfl_report_begin(dwfl);
@@ -94,9 +104,23 @@ static void open_module(struct sym_backend *b, int i)
   struct elf_module *em = &b->mods[i];
   em->state = -1;
   if (!strchr(m->path, '/')) return;    /* linux-vdso.so.1: in no file */
+  if (++b->opened > MAX_OPEN) {
+    if (b->opened == MAX_OPEN + 1)
+      sym_module_problem(b->d, i, "the dump lists over 1024 modules; no more are opened");
+    return;
+  }
   int rc = m->path[0] ? try_file(m, m->path, em) : -1;
   if (rc == 0) { em->state = 1; return; }
   int file_errno = errno;
+  /* Moved with its dump: the same file name beside the dump, if its
+  ** build-id matches. */
+  const char *slash = strrchr(b->d->path, '/');
+  if (rc == -1 && m->id_kind == CPD_MODID_GNU_BUILD_ID && m->id_len) {
+    char near[4096];
+    snprintf(near, sizeof near, "%.*s%s", slash ? (int)(slash - b->d->path + 1) : 0,
+             b->d->path, sym_base_name(m->path));
+    if (strcmp(near, m->path) && try_file(m, near, em) == 0) { em->state = 1; return; }
+  }
   /* The separate debug file named by build-id has the symbols and DWARF. */
   if (m->id_kind == CPD_MODID_GNU_BUILD_ID && m->id_len >= 2) {
     char dbg[4096];

@@ -16,6 +16,7 @@ struct entry { uint64_t key; struct sym_info info; int used; };
 
 struct symbolizer {
   const struct cpd_dump *d;
+  uint32_t *by_base;        /* module indices sorted by base */
   struct sym_backend *be;   /* NULL: fallback names only */
   struct entry *tab;
   size_t mask, used;
@@ -33,9 +34,18 @@ const char *sym_base_name(const char *path)
 
 void sym_module_problem(const struct cpd_dump *d, int m, const char *why)
 {
-  problems++;
-  tool_warn("%s: %s; its functions show as %s+0xoffset", d->modules[m].path, why,
-            sym_base_name(d->modules[m].path));
+  /* Once per file, even when several dumps of one program name it. */
+  static char *warned[64];
+  static unsigned nwarned;
+  for (unsigned i = 0; i < nwarned; i++)
+    if (!strcmp(warned[i], d->modules[m].path)) return;
+  if (nwarned < 64) warned[nwarned] = strdup(d->modules[m].path);
+  if (nwarned < 64 && warned[nwarned]) nwarned++;
+  if (++problems <= 20)
+    tool_warn("%s: %s; its functions show as %s+0xoffset", d->modules[m].path, why,
+              sym_base_name(d->modules[m].path));
+  else if (problems == 21)
+    tool_warn("more modules are missing or rebuilt; not naming them");
 }
 
 int sym_had_problems(void) { return problems != 0; }
@@ -52,14 +62,48 @@ const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n)
   return buf;
 }
 
+static const struct cpd_dump *sort_dump;
+
+static int by_base(const void *pa, const void *pb)
+{
+  const struct cpd_module *a = &sort_dump->modules[*(const uint32_t *)pa];
+  const struct cpd_module *b = &sort_dump->modules[*(const uint32_t *)pb];
+  if (a->base != b->base) return a->base < b->base ? -1 : 1;
+  return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+/* As cpd_find_module (the innermost module holding addr), by binary search:
+** a hostile dump may list a million modules. Overlapping modules are looked
+** through for at most 64 steps. */
+static int find_module(const struct symbolizer *s, uint64_t addr)
+{
+  const struct cpd_dump *d = s->d;
+  size_t lo = 0, hi = d->nmodules;             /* first base > addr */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (d->modules[s->by_base[mid]].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t k = lo, steps = 0; k-- > 0 && steps < 64; steps++) {
+    const struct cpd_module *m = &d->modules[s->by_base[k]];
+    if (addr - m->base < m->size) return (int)s->by_base[k];
+  }
+  return -1;
+}
+
 struct symbolizer *sym_open(const struct cpd_dump *d)
 {
   struct symbolizer *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->d = d;
+  s->by_base = malloc((d->nmodules + 1) * sizeof *s->by_base);
+  if (!s->by_base) { free(s); return NULL; }
+  for (uint32_t i = 0; i < d->nmodules; i++) s->by_base[i] = i;
+  sort_dump = d;
+  qsort(s->by_base, d->nmodules, sizeof *s->by_base, by_base);
   s->mask = 1023;
   s->tab = calloc(s->mask + 1, sizeof *s->tab);
-  if (!s->tab) { free(s); return NULL; }
+  if (!s->tab) { free(s->by_base); free(s); return NULL; }
   if (!(d->flags & CPD_F_MERGED)) s->be = symb_open(d);
   return s;
 }
@@ -73,6 +117,7 @@ void sym_close(struct symbolizer *s)
     free((char *)s->tab[i].info.file);
   }
   symb_close(s->be);
+  free(s->by_base);
   free(s->tab);
   free(s);
 }
@@ -118,7 +163,7 @@ static void resolve(struct symbolizer *s, uint64_t key, struct sym_info *out)
   } else if (CPD_KEY_IS_SPECIAL(key)) {
     snprintf(buf, sizeof buf, "[key %#" PRIx64 "]", key);
   } else {
-    int m = cpd_find_module(d, key);
+    int m = find_module(s, key);
     if (m >= 0) {
       out->module = sym_base_name(d->modules[m].path);
       char *name = NULL, *file = NULL;

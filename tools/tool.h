@@ -21,6 +21,8 @@ int cmd_callees(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */
+int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit);
 
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)
@@ -28,7 +30,9 @@ int tool_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* Print "capprof: warning: <message>" on stderr. */
+/* Print "capprof: warning: <message>" on stderr, unless tool_quiet (set by
+** the fuzzer, which feeds the model millions of absurd dumps). */
+extern int tool_quiet;
 void tool_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -52,6 +56,9 @@ int tool_close_out(FILE *f, const char *path);
 const char *fmt_ns(double ns, char *buf, size_t n);
 /* A percentage "12.3%" of whole (0 when whole is 0). */
 const char *fmt_pct(double part, double whole, char *buf, size_t n);
+/* Decimal digits of v into buf (n >= 21); returns the length. No printf:
+** exports format millions of numbers. */
+size_t fmt_u64(uint64_t v, char *buf, size_t n);
 /* An integer with thousands separators. */
 const char *fmt_count(uint64_t v, char *buf, size_t n);
 

@@ -21,8 +21,11 @@ int tool_error(const char *fmt, ...)
   return 1;
 }
 
+int tool_quiet;
+
 void tool_warn(const char *fmt, ...)
 {
+  if (tool_quiet) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("capprof: warning: ", stderr);
@@ -42,27 +45,50 @@ struct cpd_dump *tool_load(const char *path)
   return d;
 }
 
+/* Decimal digits of v into buf (at least n bytes); returns the length.
+** Report output formats millions of numbers: no printf on this path. */
+size_t fmt_u64(uint64_t v, char *buf, size_t n)
+{
+  char tmp[24];
+  size_t len = 0, o = 0;
+  do { tmp[len++] = (char)('0' + v % 10); v /= 10; } while (v);
+  while (len && o + 1 < n) buf[o++] = tmp[--len];
+  buf[o] = '\0';
+  return o;
+}
+
 const char *fmt_ns(double ns, char *buf, size_t n)
 {
   static const struct { double div; const char *unit; } u[] = {
-    { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" },
+    { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" },
   };
-  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
-    if (ns >= u[i].div) {
-      double v = ns / u[i].div;
-      snprintf(buf, n, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, u[i].unit);
-      return buf;
-    }
+  if (!(ns >= 0) || ns > 1e15 || n < 32) {      /* NaN, absurd, or tiny buffer */
+    snprintf(buf, n, "%.3g ns", ns);
+    return buf;
   }
-  snprintf(buf, n, "%.0f ns", ns);
+  size_t i = 0;
+  while (i < 3 && ns < u[i].div) i++;
+  double v = ns / u[i].div;
+  unsigned dec = i == 3 || v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  uint64_t scale = dec == 2 ? 100 : dec == 1 ? 10 : 1;
+  uint64_t x = (uint64_t)(v * (double)scale + 0.5);
+  size_t o = fmt_u64(x / scale, buf, n);
+  if (dec) {
+    buf[o++] = '.';
+    uint64_t frac = x % scale;
+    if (dec == 2) buf[o++] = (char)('0' + frac / 10);
+    buf[o++] = (char)('0' + frac % 10);
+  }
+  buf[o++] = ' ';
+  strcpy(buf + o, u[i].unit);
   return buf;
 }
 
 const char *fmt_count(uint64_t v, char *buf, size_t n)
 {
   char tmp[32];
-  int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v), o = 0;
-  for (int i = 0; i < len && (size_t)o + 2 < n; i++) {
+  size_t len = fmt_u64(v, tmp, sizeof tmp), o = 0;
+  for (size_t i = 0; i < len && o + 2 < n; i++) {
     if (i && (len - i) % 3 == 0) buf[o++] = ',';
     buf[o++] = tmp[i];
   }
@@ -73,13 +99,18 @@ const char *fmt_count(uint64_t v, char *buf, size_t n)
 int tool_bad_option(const char *cmd, char **argv, int c)
 {
   extern int optind, optopt;
+  const char *arg = optind > 0 ? argv[optind - 1] : "?";
   if (c == ':')
-    return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd,
-                      argv[optind - 1], cmd);
-  if (optopt && optopt != '?')
+    return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd, arg,
+                          cmd);
+  if (!strncmp(arg, "--", 2)) {
+    size_t len = strcspn(arg, "=");
+    return 1 + tool_error("%s: %s option '%.*s' (see 'capprof %s --help')", cmd,
+                          arg[len] ? "unexpected value for" : "unknown", (int)len, arg, cmd);
+  }
+  if (optopt)
     return 1 + tool_error("%s: unknown option '-%c' (see 'capprof %s --help')", cmd, optopt, cmd);
-  return 1 + tool_error("%s: unknown option '%s' (see 'capprof %s --help')", cmd,
-                        argv[optind - 1], cmd);
+  return 1 + tool_error("%s: unknown option '%s' (see 'capprof %s --help')", cmd, arg, cmd);
 }
 
 int tool_parse_num(const char *cmd, const char *opt, const char *s, double max, double *out)
@@ -112,6 +143,16 @@ int tool_close_out(FILE *f, const char *path)
 
 const char *fmt_pct(double part, double whole, char *buf, size_t n)
 {
-  snprintf(buf, n, "%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  double v = whole > 0 ? 100.0 * part / whole : 0.0;
+  if (!(v >= 0) || v > 1e12 || n < 32) {
+    snprintf(buf, n, "%.1f%%", v);
+    return buf;
+  }
+  uint64_t x = (uint64_t)(v * 10 + 0.5);
+  size_t o = fmt_u64(x / 10, buf, n);
+  buf[o++] = '.';
+  buf[o++] = (char)('0' + x % 10);
+  buf[o++] = '%';
+  buf[o] = '\0';
   return buf;
 }

@@ -102,11 +102,23 @@ void zone_print_info(FILE *f, const struct cpd_dump *d)
       if (CPD_KEY_IS_ZONE(d->threads[i].nodes[k].key)) zones++;
   if (!d->nstrings && !d->nzone_issues) return;
   fprintf(f, "zones:       %u names, %u zone nodes\n", d->nstrings, zones);
+  /* One line per thread, zone name and kind: records of a pair are added. */
   for (uint32_t i = 0; i < d->nzone_issues; i++) {
     const struct cpd_zone_issue *e = &d->zone_issues[i];
+    const char *name = d->strings[e->zone];
+    uint32_t j = 0;
+    while (j < i && (d->zone_issues[j].thread != e->thread ||
+                     strcmp(d->strings[d->zone_issues[j].zone], name)))
+      j++;
+    if (j < i) continue;                          /* printed with record j */
+    uint64_t n[CPD_ZI_KINDS];
+    for (int k = 0; k < CPD_ZI_KINDS; k++) n[k] = 0;
+    for (j = i; j < d->nzone_issues; j++)
+      if (d->zone_issues[j].thread == e->thread && !strcmp(d->strings[d->zone_issues[j].zone], name))
+        for (int k = 0; k < CPD_ZI_KINDS; k++) n[k] += d->zone_issues[j].n[k];
     for (int k = 0; k < CPD_ZI_KINDS; k++)
-      if (e->n[k])
-        fprintf(f, "  warning: zone \"%s\" in tid %" PRIu64 ": %" PRIu64 " %s\n",
-                shown(d->strings[e->zone]), d->threads[e->thread].tid, e->n[k], kind_text[k]);
+      if (n[k])
+        fprintf(f, "  warning: zone \"%s\" in tid %" PRIu64 ": %" PRIu64 " %s\n", shown(name),
+                d->threads[e->thread].tid, n[k], kind_text[k]);
   }
 }

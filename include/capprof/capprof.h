@@ -127,6 +127,11 @@ CAPPROF_API void capprof_zone_end_token(uint64_t token);
 
 #define CAPPROF_CAT2_(a, b) a##b
 #define CAPPROF_CAT_(a, b) CAPPROF_CAT2_(a, b)
+#if defined(__COUNTER__)
+#  define CAPPROF_UNIQUE_ __COUNTER__
+#else
+#  define CAPPROF_UNIQUE_ __LINE__
+#endif
 
 #if defined(CAPPROF_ENABLED)
 
@@ -146,11 +151,22 @@ CAPPROF_API void capprof_zone_end_token(uint64_t token);
 #    define CAPPROF_ZONE_INLINE_CXX_
 #  endif
 
+/* The zone functions find their caller's frame by their own frame address:
+** a call in tail position, compiled as a jump, would run one frame too high.
+** The empty volatile asm after the call keeps it a real call. */
+#  if defined(__GNUC__) || defined(__clang__)
+#    define CAPPROF_NO_TAILCALL_() __asm__ __volatile__("")
+#  else
+#    define CAPPROF_NO_TAILCALL_() ((void)0)
+#  endif
+
 /* CAPPROF_ZONE_BEGIN("name") ... CAPPROF_ZONE_END(): a zone closed by hand.
 ** CAPPROF_ZONE_END("name") (a string literal) also checks which zone it
 ** closes. Both are statements. */
-#  define CAPPROF_ZONE_BEGIN(name) ((void)capprof_zone_begin(name))
-#  define CAPPROF_ZONE_END(...) ((void)capprof_zone_end("" __VA_ARGS__))
+#  define CAPPROF_ZONE_BEGIN(name) \
+     do { (void)capprof_zone_begin(name); CAPPROF_NO_TAILCALL_(); } while (0)
+#  define CAPPROF_ZONE_END(...) \
+     do { (void)capprof_zone_end("" __VA_ARGS__); CAPPROF_NO_TAILCALL_(); } while (0)
 
 #  if defined(__cplusplus)
 namespace capprof {
@@ -169,7 +185,7 @@ private:
 };
 } /* namespace capprof */
 #    define CAPPROF_ZONE(name) \
-       ::capprof::Zone CAPPROF_CAT_(capprof_zone_, __LINE__)(name)
+       ::capprof::Zone CAPPROF_CAT_(capprof_zone_, CAPPROF_UNIQUE_)(name)
 #  elif defined(__GNUC__) || defined(__clang__)
 CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 {
@@ -177,11 +193,13 @@ CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 }
 /* CAPPROF_ZONE("name"): a zone that ends with the enclosing block. */
 #    define CAPPROF_ZONE(name) \
-       __attribute__((cleanup(capprof_zone_cleanup_))) uint64_t \
-       CAPPROF_CAT_(capprof_zone_, __LINE__) = capprof_zone_begin(name)
+       __attribute__((cleanup(capprof_zone_cleanup_), unused)) uint64_t \
+       CAPPROF_CAT_(capprof_zone_, CAPPROF_UNIQUE_) = capprof_zone_begin(name)
 #  else
-/* Plain C without cleanup attributes: no scoped zone; BEGIN/END work. */
-#    define CAPPROF_ZONE(name) CAPPROF_ZONE_BEGIN(name)
+/* C without cleanup attributes (MSVC's C): a scoped zone cannot end by
+** itself, so using one is a compile error naming the fix. */
+#    define CAPPROF_ZONE(name) \
+       CAPPROF_ZONE_needs_GCC_or_Clang_in_C__use_CAPPROF_ZONE_BEGIN_and_END(name)
 #  endif
 /* CAPPROF_FUNCTION(): a scoped zone named after the enclosing function. */
 #  define CAPPROF_FUNCTION() CAPPROF_ZONE(__func__)
@@ -192,6 +210,17 @@ CAPPROF_ZONE_INLINE_ void capprof_zone_cleanup_(uint64_t *token)
 #  define CAPPROF_ZONE_END(...) ((void)0)
 #  define CAPPROF_ZONE(name) ((void)sizeof(name))
 #  define CAPPROF_FUNCTION() ((void)0)
+#  if defined(__cplusplus)
+namespace capprof {
+/* Without CAPPROF_ENABLED a zone object does nothing and references nothing. */
+class Zone {
+public:
+  explicit Zone(const char *) {}
+  Zone(const Zone &) = delete;
+  Zone &operator=(const Zone &) = delete;
+};
+} /* namespace capprof */
+#  endif
 
 #endif /* CAPPROF_ENABLED */
 

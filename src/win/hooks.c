@@ -34,7 +34,7 @@ void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 
 /* _pexit knows no key: the exit pairs with the innermost frame once dead
 ** frames are popped. Zones a function began and left open sit above it with
-** sp = its sp - 1, which a /GH exit with the frame still up (sp = S - N)
+** its sp (zone.c), which a /GH exit with the frame still up (sp = S - N)
 ** does not pop: they are popped here, counted as left open, first. */
 void win_hook_exit(uintptr_t sp)
 {
@@ -42,8 +42,7 @@ void win_hook_exit(uintptr_t sp)
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   struct cp_frame *f = t->top;
-  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f)))
-    calltree_unwind(t, f->sp + 1, cp_now());
+  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f))) zone_pop_open(t, cp_now());
   cp_hot_exit(t, 0, sp, 0);
 }
 

@@ -10,6 +10,10 @@
 **   chain f N          the longest chain f->f->...->f has N levels, 1 call each
 **   nodes-at-least N   the thread has at least N nodes
 **   consistent         every node's children's inclusive sum <= its inclusive
+**   zone-issue Z K N   the selected thread counted N mismatches of kind K
+**                      (no-begin, out-of-order, left-open, open-at-exit,
+**                      open-at-dump) for zone Z ("-": an END() with no name)
+** Zone nodes are named "@" followed by the zone's name.
 ** Exits 0 when every line holds; otherwise prints each failure.
 */
 #include <inttypes.h>
@@ -24,8 +28,17 @@ struct sym { uint64_t addr; char name[64]; };
 static struct sym syms[256];
 static int nsyms;
 
+static const struct cpd_dump *dump;
+
 static const char *name_of(uint64_t key)
 {
+  static char zone[8][256];
+  static int next;
+  if (CPD_KEY_IS_ZONE(key) && dump && (key & 0xFFFFFFFFu) < dump->nstrings) {
+    char *z = zone[next++ & 7];
+    snprintf(z, sizeof zone[0], "@%s", dump->strings[key & 0xFFFFFFFFu]);
+    return z;
+  }
   for (int i = 0; i < nsyms; i++)
     if (syms[i].addr == key) return syms[i].name;
   if (key == CPD_KEY_OVERFLOW) return "[overflow]";
@@ -74,6 +87,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "check: %s: %s\n", argv[1], err);
     return 1;
   }
+  dump = d;
   FILE *m = fopen(argv[2], "r");
   if (!m) { perror(argv[2]); return 1; }
   char line[512];
@@ -145,6 +159,25 @@ int main(int argc, char **argv)
                  tt->name, i, name_of(tt->nodes[i].key), sum[i], tt->nodes[i].incl);
         free(sum);
       }
+    } else if (!strcmp(op, "zone-issue")) {
+      static const char *const kinds[CPD_ZI_KINDS] = { "no-begin", "out-of-order", "left-open",
+                                                       "open-at-exit", "open-at-dump" };
+      char kind[32];
+      unsigned long long want = 0;
+      if (sscanf(line, "%*s %399s %31s %llu", arg, kind, &want) != 3) {
+        fail(ln, "zone-issue wants ZONE KIND N");
+        continue;
+      }
+      if (!strcmp(arg, "-")) arg[0] = '\0';   /* an END() with nothing open */
+      int k = 0;
+      while (k < CPD_ZI_KINDS && strcmp(kinds[k], kind)) k++;
+      if (k == CPD_ZI_KINDS) { fail(ln, "unknown zone issue kind %s", kind); continue; }
+      uint64_t got = 0;
+      for (uint32_t i = 0; i < d->nzone_issues; i++) {
+        const struct cpd_zone_issue *z = &d->zone_issues[i];
+        if (&d->threads[z->thread] == t && !strcmp(d->strings[z->zone], arg)) got += z->n[k];
+      }
+      if (got != want) fail(ln, "zone %s: %" PRIu64 " %s, expected %llu", arg, got, kind, want);
     } else {
       fail(ln, "unknown expectation '%s'", op);
     }

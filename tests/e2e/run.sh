@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD SRC CC static|shared NAME -- build tests/e2e/NAME.c (or .cpp)
-# with CC and its function hooks, link it with libcapprof, run it, and check
-# its dump against NAME.expect. A file NAME_noinstr.c is compiled without hooks.
+# with CC and its function hooks (and CAPPROF_ENABLED, for zones), link it
+# with libcapprof, run it, and check its dump against NAME.expect. A file
+# NAME_noinstr.c is compiled without hooks.
 set -eu
 build=$1 src=$2 cc=$3 link=$4 name=$5
 e2e=$src/tests/e2e
@@ -17,8 +18,10 @@ esac
 compiler=$cc
 srcfile=$e2e/$name.c
 if [ -f "$e2e/$name.cpp" ]; then compiler=$cxx srcfile=$e2e/$name.cpp; fi
+# A program that says "e2e: no hooks" is built without them (zones only).
+if grep -q 'e2e: no hooks' "$srcfile"; then hooks=; fi
 objs=
-"$compiler" -O1 -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
+"$compiler" -O1 -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
 objs=main.o
 if [ -f "$e2e/${name}_noinstr.c" ]; then
   "$cc" -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o

@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""mask.py -- masks times, percentages and thread ids in 'capprof tree' and
+'capprof report' output so it can be compared with a golden file."""
+import re
+import sys
+
+TIME = re.compile(r"\d+(?:\.\d+)? (?:ns|us|ms|s)\b")
+PCT = re.compile(r"-?\d+\.\d%")
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    line = re.sub(r"^thread \d+", "thread TID", line)
+    # keep the column layout: replace each field by a marker of equal width
+    line = TIME.sub(lambda m: "T".rjust(len(m.group(0))), line)
+    line = PCT.sub(lambda m: "P".rjust(len(m.group(0))), line)
+    print(re.sub(r"[ ]+(?=[TP]\b)", " ", line).rstrip())

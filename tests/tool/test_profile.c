@@ -1,0 +1,211 @@
+/*
+** test_profile.c -- CMocka suite for the tool's model: the compensation
+** formula, exclusive times, recursion in the flat profile, merging trees by
+** function, the dump writer/reader round trip and the reader's rejection of
+** every truncation and of hostile counts.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dumpwrite.h"
+#include "profile.h"
+
+/* A dump with 1 tick = 1 ns, inner 10 ns and outer 20 ns per call, one module
+** without a file (names are synth+0x...), and one thread holding nodes. */
+struct fixture {
+  struct cpd_dump d;
+  struct cpd_module m;
+  struct cpd_thread t;
+  struct cpd_node nodes[16];
+};
+
+static void setup_dump(struct fixture *f, const struct cpd_node *nodes, uint32_t n)
+{
+  memset(f, 0, sizeof *f);
+  f->m = (struct cpd_module){ 0x1000, 0x1000, CPD_MODID_NONE, 0, NULL, "synth", "" };
+  f->d.exe = "synth";
+  f->d.cmdline = "";
+  f->d.calib_ticks = f->d.calib_ns = 1000;
+  f->d.probe_inner_mt = 10000;
+  f->d.probe_outer_mt = 20000;
+  f->d.nmodules = 1;
+  f->d.modules = &f->m;
+  f->d.nthreads = 1;
+  f->d.threads = &f->t;
+  f->t.tid = 1;
+  f->t.name = "main";
+  f->t.node_count = n;
+  f->t.nodes = f->nodes;
+  memcpy(f->nodes, nodes, n * sizeof *nodes);
+}
+
+/* A copy the profile can own, through the writer and the reader. */
+static struct cpd_dump *roundtrip(const struct cpd_dump *d)
+{
+  unsigned char *buf;
+  size_t len;
+  struct cpd_dump *out;
+  char err[128];
+  assert_int_equal(cpd_serialize(d, &buf, &len), 0);
+  assert_int_equal(cpd_parse(buf, len, &out, err, sizeof err), 0);
+  free(buf);
+  return out;
+}
+
+#define ROOT { CPD_KEY_ROOT, CPD_NO_PARENT, 0, 0, 0, 0, 0 }
+#define F(a) (0x1000 + (a))
+
+/* main(1 call, 1000 ns) -> a(10 calls, 600 ns) -> b(20 calls, 200 ns) */
+static const struct cpd_node chain[] = {
+  ROOT,
+  { F(0x10), 0, 0, 1, 1000, 1000, 1000 },
+  { F(0x20), 1, 0, 10, 600, 40, 90 },
+  { F(0x30), 2, 0, 20, 200, 5, 15 },
+};
+
+static void compensation(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 4);
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  const struct prof_node *n = p->threads[0].nodes;
+  /* b: 200 - 20*10 - 0*20 = 0 */
+  assert_true(n[3].t.incl == 0);
+  /* a: 600 - 10*10 - 20*20 = 100; excl = 100 - 0 */
+  assert_true(n[2].t.incl == 100);
+  assert_true(n[2].t.excl == 100);
+  /* main: 1000 - 1*10 - 30*20 = 390; excl = 390 - 100 = 290 */
+  assert_true(n[1].t.incl == 390);
+  assert_true(n[1].t.excl == 290);
+  /* raw exclusive = I - sum of children's I */
+  assert_true(n[1].t.excl_raw == 400);
+  assert_true(n[2].t.excl_raw == 400);
+  /* min and max lose inner, clamped */
+  assert_true(n[3].t.min == 0 && n[3].t.max == 5);
+  assert_true(n[2].t.min == 30 && n[2].t.max_raw == 90);
+  assert_int_equal(n[1].desc_calls, 30);
+  assert_true(n[0].t.incl == 390);
+  prof_free(p);
+}
+
+/* main -> r -> r -> r (recursion), main -> r: r's flat inclusive counts the
+** outermost activations only. */
+static const struct cpd_node recursive[] = {
+  ROOT,
+  { F(0x10), 0, 0, 1, 10000, 0, 0 },
+  { F(0x20), 1, 0, 1, 5000, 0, 0 },
+  { F(0x20), 2, 0, 1, 3000, 0, 0 },
+  { F(0x20), 3, 0, 1, 1000, 0, 0 },
+  { F(0x20), 1, 0, 2, 2000, 0, 0 },
+};
+
+static void recursion(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, recursive, 6);
+  f.d.probe_inner_mt = f.d.probe_outer_mt = 0;
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  prof_flat(p);
+  uint32_t r = prof_find_func(p, "synth+0x20");
+  assert_int_not_equal(r, PROF_NONE);
+  assert_int_equal(p->funcs[r].calls, 5);
+  assert_true(p->funcs[r].t.incl == 7000);       /* 5000 + 2000, not 11000 */
+  assert_true(p->funcs[r].t.excl == 7000);       /* 2000+2000+1000 + 2000 */
+  uint32_t m = prof_find_func(p, "synth+0x10");
+  assert_true(p->funcs[m].t.excl == 3000);
+  prof_free(p);
+}
+
+/* Two dumps whose module moved (ASLR): the same functions at other
+** addresses merge into one path. */
+static void merge_by_symbol(void **state)
+{
+  (void)state;
+  struct fixture a, b;
+  setup_dump(&a, chain, 4);
+  setup_dump(&b, chain, 4);
+  b.m.base = 0x9000;
+  for (int i = 1; i < 4; i++) b.nodes[i].key += 0x8000;
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&a.d)), 0);
+  assert_int_equal(prof_add_dump(p, roundtrip(&b.d)), 0);
+  assert_int_equal(p->nfuncs, 4);                /* root + 3 */
+  uint32_t both[2] = { 0, 1 };
+  struct prof_thread t;
+  assert_int_equal(prof_merge_threads(p, both, 2, &t), 0);
+  assert_int_equal(t.nnodes, 4);
+  assert_int_equal(t.nodes[3].calls, 40);
+  assert_true(t.nodes[2].t.incl == 200);
+  assert_true(t.nodes[1].t.incl_raw == 2000);
+  assert_true(t.nodes[1].t.excl == 580);
+  prof_thread_free(&t);
+  prof_free(p);
+}
+
+static void writer_roundtrip(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 4);
+  struct cpd_dump *d = roundtrip(&f.d);
+  assert_int_equal(d->nthreads, 1);
+  assert_int_equal(d->threads[0].node_count, 4);
+  assert_memory_equal(d->threads[0].nodes, chain, sizeof chain);
+  assert_string_equal(d->modules[0].path, "synth");
+  assert_int_equal(d->probe_outer_mt, 20000);
+  cpd_free(d);
+}
+
+static void truncations_rejected(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 4);
+  unsigned char *buf;
+  size_t len;
+  struct cpd_dump *out;
+  char err[128];
+  assert_int_equal(cpd_serialize(&f.d, &buf, &len), 0);
+  for (size_t k = 0; k < len; k++) {
+    assert_true(cpd_parse(buf, k, &out, err, sizeof err) < 0);
+    assert_null(out);
+    assert_true(err[0] != '\0');
+  }
+  /* a thread claiming 2^32-1 nodes, and a parent pointing forward */
+  unsigned char *copy = malloc(len);
+  memcpy(copy, buf, len);
+  size_t table = cpd_get64(copy + CPD_H_TABLE_OFF);
+  for (uint32_t i = 0; i < cpd_get32(copy + CPD_H_NSECTIONS); i++) {
+    unsigned char *e = copy + table + i * CPD_SECTION_SIZE;
+    if (cpd_get32(e) == CPD_SEC_THREADS) cpd_put32(copy + cpd_get64(e + 8) + 4 + 40, 0xFFFFFFFF);
+    if (cpd_get32(e) == CPD_SEC_NODES) {
+      memcpy(buf, copy, len);
+      cpd_put32(buf + cpd_get64(e + 8) + 2 * CPD_NODE_SIZE + 8, 3);
+      assert_int_equal(cpd_parse(buf, len, &out, err, sizeof err), CAPPROF_ECORRUPT);
+    }
+  }
+  assert_int_equal(cpd_parse(copy, len, &out, err, sizeof err), CAPPROF_ECORRUPT);
+  free(copy);
+  free(buf);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(compensation),
+    cmocka_unit_test(recursion),
+    cmocka_unit_test(merge_by_symbol),
+    cmocka_unit_test(writer_roundtrip),
+    cmocka_unit_test(truncations_rejected),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

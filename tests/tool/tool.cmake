@@ -1,0 +1,82 @@
+# Tests of the capprof tool (tests/tool/): the model's CMocka suite, the
+# end-to-end script with golden tree, exports, merge/diff and bad input, call
+# counts against valgrind's callgrind, million-node performance, and the
+# dump reader's libFuzzer target. Included from tests/CMakeLists.txt.
+set(TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR})
+
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)
+endif()
+if(CMOCKA_FOUND)
+  add_executable(test_tool_profile ${TOOL_TESTS}/test_profile.c)
+  target_link_libraries(test_tool_profile PRIVATE capprof_model PkgConfig::CMOCKA)
+  add_test(NAME tool_profile COMMAND test_tool_profile)
+  if(LIBDW_FOUND)
+    add_executable(test_tool_symbols ${TOOL_TESTS}/test_symbols.c)
+    target_link_libraries(test_tool_symbols PRIVATE capprof_model PkgConfig::CMOCKA)
+    target_compile_options(test_tool_symbols PRIVATE -g -O1)
+    add_test(NAME tool_symbols COMMAND test_tool_symbols)
+  endif()
+endif()
+
+add_executable(tool_gen_dump ${TOOL_TESTS}/gen_dump.c)
+target_link_libraries(tool_gen_dump PRIVATE capprof_model)
+
+add_test(NAME tool_e2e COMMAND sh ${TOOL_TESTS}/e2e.sh $<TARGET_FILE:capprof_tool>
+  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e)
+
+add_test(NAME tool_perf COMMAND sh ${TOOL_TESTS}/perf.sh $<TARGET_FILE:capprof_tool>
+  $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_perf)
+set_tests_properties(tool_perf PROPERTIES RUN_SERIAL TRUE)
+
+find_program(CAPPROF_CLANG NAMES clang clang-14)
+find_program(CAPPROF_VALGRIND valgrind)
+if(CAPPROF_CLANG AND CAPPROF_VALGRIND)
+  add_test(NAME tool_vs_callgrind COMMAND sh ${TOOL_TESTS}/vs_callgrind.sh
+    $<TARGET_FILE:capprof_tool> ${CAPPROF_CLANG} $<TARGET_FILE:capprof>
+    ${CMAKE_CURRENT_BINARY_DIR}/tool_vs_callgrind)
+endif()
+
+# The fuzzer needs clang's libFuzzer, whatever compiler builds the rest: it
+# is compiled by a custom command so a GCC build can still run it.
+if(CAPPROF_CLANG)
+  option(CAPPROF_FUZZ "Build and run the dump reader's libFuzzer target (clang)" ON)
+else()
+  set(CAPPROF_FUZZ OFF)
+endif()
+if(CAPPROF_FUZZ)
+  set(fuzz_srcs ${TOOL_TESTS}/fuzz_dumpread.c ${PROJECT_SOURCE_DIR}/tools/dumpread.c
+    ${PROJECT_SOURCE_DIR}/tools/profile.c ${PROJECT_SOURCE_DIR}/tools/symbols.c
+    ${PROJECT_SOURCE_DIR}/tools/sym_none.c ${PROJECT_SOURCE_DIR}/tools/util.c)
+  add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
+    COMMAND ${CAPPROF_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined
+      -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/include
+      -I${PROJECT_SOURCE_DIR}/tools ${fuzz_srcs} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
+    DEPENDS ${fuzz_srcs} ${PROJECT_SOURCE_DIR}/tools/dumpread.h ${PROJECT_SOURCE_DIR}/src/dumpfmt.h
+    COMMENT "Building the dump reader's fuzzer with clang")
+  add_custom_target(fuzz_dumpread ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread)
+  # Seed corpus: small valid dumps from gen_dump, made at test time; then a
+  # bounded run (CAPPROF_FUZZ_SECONDS, default 60), then the real tool over
+  # every input the fuzzer kept.
+  set(CAPPROF_FUZZ_SECONDS 60 CACHE STRING "Seconds the fuzz test runs")
+  add_test(NAME tool_fuzz_dumpread COMMAND sh ${TOOL_TESTS}/fuzz.sh
+    ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread $<TARGET_FILE:tool_gen_dump>
+    $<TARGET_FILE:capprof_tool> ${CAPPROF_FUZZ_SECONDS}
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()
+
+# Golden tests on the bundled examples: the symbolized tree (and flat
+# profile) with times masked. Regenerate with CAPPROF_UPDATE_GOLDEN=1 ctest.
+if(CAPPROF_BUILD_EXAMPLES)
+  add_test(NAME tool_golden.calls.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_tree
+    ${TOOL_TESTS}/golden/calls.tree $<TARGET_FILE:calls> 3 -- tree --sort=name)
+  add_test(NAME tool_golden.calls.report COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_report
+    ${TOOL_TESTS}/golden/calls.report $<TARGET_FILE:calls> 3 -- report --sort=name)
+  add_test(NAME tool_golden.threads.tree COMMAND sh ${TOOL_TESTS}/golden.sh
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_threads_tree
+    ${TOOL_TESTS}/golden/threads.tree $<TARGET_FILE:threads> --
+    tree --merge-threads --sort=name --depth 3)
+endif()
