@@ -5,9 +5,12 @@
 # the same source MSVC's ml64 assembles; CAPPROF_LLVM_ML names it. Programs are
 # linked -static so that they run under wine without MinGW's DLLs on the path.
 set(CMAKE_SYSTEM_NAME Windows)
-set(CMAKE_SYSTEM_PROCESSOR AMD64)
-
 set(CAPPROF_MINGW_PREFIX x86_64-w64-mingw32 CACHE STRING "MinGW-w64 triplet")
+if(CAPPROF_MINGW_PREFIX MATCHES "^i686")
+  set(CMAKE_SYSTEM_PROCESSOR X86)
+else()
+  set(CMAKE_SYSTEM_PROCESSOR AMD64)
+endif()
 # The posix thread model: std::thread (examples/threads.cpp) needs it. The
 # runtime itself uses the Win32 API only; -static keeps winpthread,
 # libgcc and libstdc++ inside the programs.

@@ -11,8 +11,8 @@
 #      symbolizes it with the Windows capprof.exe (DbgHelp) under wine; and
 #      exit_process_dll, which ends by ExitProcess, for its dump and counts;
 #   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
-#      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and with
-#      i686-w64-mingw32-gcc.
+#      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and the tool
+#      as MSVC would build it, and builds runtime and tool for 32-bit MinGW.
 # usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP
 set -eu
 SRC=$(cd "$1" && pwd)
@@ -137,7 +137,7 @@ for ex in calls threads; do
   echo "$ex: $(grep -c . "$OUT/$ex.tree") tree lines, symbolized"
 done
 
-step "compile checks: clang-cl (MSVC targets) and i686-w64-mingw32-gcc"
+step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
   src/win/os.c src/win/hooks.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
@@ -179,12 +179,16 @@ if command -v x86_64-w64-mingw32-nm >/dev/null 2>&1; then
   x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __pexit" || fail "x86: no __pexit"
   echo "x86 naked hooks: __penter and __pexit defined"
 fi
-if command -v i686-w64-mingw32-gcc >/dev/null 2>&1; then
-  for f in $CC_SRCS; do
-    (cd "$SRC" && i686-w64-mingw32-gcc -std=gnu11 -O2 -Wall -Wextra -Iinclude -DCAPPROF_BUILDING \
-       -c "$f" -o "$OUT/i686.o") || fail "i686-w64-mingw32-gcc $f"
-  done
-  echo "i686-w64-mingw32-gcc: $(echo $CC_SRCS | wc -w) files compiled"
+if command -v i686-w64-mingw32-gcc-posix >/dev/null 2>&1; then
+  # 32-bit MinGW: the runtime (static and DLL) and the tool build; nothing
+  # 32-bit can run here (no 32-bit wine).
+  B32="$BUILD/i686"
+  cmake -S "$SRC" -B "$B32" -DCMAKE_TOOLCHAIN_FILE="$SRC/cmake/toolchain-mingw64.cmake" \
+    -DCAPPROF_MINGW_PREFIX=i686-w64-mingw32 -DCAPPROF_BUILD_TESTS=OFF \
+    -DCAPPROF_BUILD_EXAMPLES=OFF -DCAPPROF_BUILD_BENCH=OFF >"$OUT/i686.log" 2>&1 \
+    && cmake --build "$B32" -j "$JOBS" --target capprof capprof_shared capprof_tool \
+       >>"$OUT/i686.log" 2>&1 || { tail -30 "$OUT/i686.log"; fail "i686-w64-mingw32 build"; }
+  echo "i686-w64-mingw32: libcapprof.a, capprof.dll and capprof.exe built (not run)"
 fi
 
 step "all Windows checks passed"
