@@ -358,17 +358,26 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key
 ** the entry hook had (GCC/Clang hooks); MSVC's _pexit does not. Cost: one
-** clock read, ~5 loads and 6 stores, 4-5 predictable branches. */
+** clock read, ~5 loads and 6 stores, 4-5 predictable branches.
+** With a key, the innermost frame with that key is this call's whatever the
+** stack pointers say: GCC at -O2 makes __cyg_profile_func_exit a tail call
+** after the epilogue, so the exit hook's sp is above the entry hook's by the
+** function's frame size. sp then serves only to pop frames that longjmp or
+** an exception abandoned, when the key does not match. */
 CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
                            int check_key)
 {
   uint64_t now = cp_now_exit();
   struct cp_frame *f = t->top;
-  if (CP_UNLIKELY(f->sp < sp)) {             /* popped by longjmp/exception */
-    f = calltree_unwind(t, sp, now);
-  }
   struct cp_node *n = &t->nodes[f->node];
-  if (CP_UNLIKELY(check_key ? n->key != key : f == t->frames)) {
+  if (check_key ? n->key != key : f->sp < sp) {
+    f = calltree_unwind(t, sp, now);         /* popped by longjmp/exception */
+    n = &t->nodes[f->node];
+    if (CP_UNLIKELY(check_key ? n->key != key : f == t->frames)) {
+      calltree_exit_mismatch(t, key, sp, now);
+      return;
+    }
+  } else if (CP_UNLIKELY(!check_key && f == t->frames)) {
     calltree_exit_mismatch(t, key, sp, now);
     return;
   }
@@ -390,6 +399,10 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
                   (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
+  /* The clock is read before the frame is written, not after: the stores
+  ** then retire under rdtsc's latency (-1.5 ns per call, bench/run.sh);
+  ** they are counted in the callee's time, which calibration subtracts. */
+  uint64_t now = cp_fast_enter_clock(mode);
   /* Written, published, written again: see cp_hot_enter. */
   f[1].node = c;
   f[1].sp = sp;
@@ -398,21 +411,22 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   CP_BARRIER();
   f[1].node = c;
   f[1].sp = sp;
-  f[1].start = cp_fast_enter_clock(mode);
+  f[1].start = now;
   return 1;
 }
 
-/* The common case of cp_hot_exit (check_key): the innermost frame is this
-** call's. Returns 0, having changed nothing, otherwise. Cost: one ordered
-** clock read, 4 loads, 5 stores, 3 predictable branches (min, max). */
+/* The common case of cp_hot_exit (check_key): the innermost frame has this
+** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
+** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
+** read, 4 loads, 5 stores, 3 predictable branches (min, max). */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;
   uint64_t now = cp_fast_exit_clock(mode);
   struct cp_frame *f = t->top;
   struct cp_node *n = &t->nodes[f->node];
-  if (CP_UNLIKELY((f->sp < sp) | (n->key != key) |
-                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+  (void)sp;
+  if (CP_UNLIKELY((n->key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
   calltree_charge(n, now - f->start);
   t->top = f - 1;

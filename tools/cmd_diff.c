@@ -52,7 +52,7 @@ static int by_impact(const void *pa, const void *pb)
 
 static const char *signed_ns(double v, char *buf, size_t n)
 {
-  char tmp[24];
+  char tmp[32];
   fmt_ns(fabs(v), tmp, sizeof tmp);
   snprintf(buf, n, "%s%s", v < 0 ? "-" : v > 0 ? "+" : "", tmp);
   return buf;
@@ -136,7 +136,7 @@ int cmd_diff(int argc, char **argv)
 
   printf("%14s %14s %8s %10s %8s %10s %8s  %s\n", "calls before", "calls after", "change",
          "self", "change", "total", "change", "function");
-  char s1[32], s2[32], s3[32], s4[40], s5[32], s6[40], s7[32];
+  char s1[32], s2[32], s3[32], s4[48], s5[32], s6[48], s7[32];
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct row *r = &rows[i];
     const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,

@@ -60,7 +60,8 @@ static void info_one(const struct cpd_dump *d)
     if (!start) putchar(d->cmdline[i]);
   }
   putchar('\n');
-  printf("duration:    %s\n", fmt_ns((double)(d->dump_ns - d->start_ns), a, sizeof a));
+  printf("duration:    %s%s\n", fmt_ns((double)(d->dump_ns - d->start_ns), a, sizeof a),
+         d->flags & CPD_F_MERGED ? " (from the first run's start to the last run's dump)" : "");
   double ghz = (double)d->calib_ticks / (double)d->calib_ns;
   printf("clock:       %s, %.6f ticks/ns (measured over %s)\n", clock_name(d->clock_source),
          ghz, fmt_ns((double)d->calib_ns, a, sizeof a));

@@ -10,7 +10,7 @@
 #include "export.h"
 #include "tool.h"
 
-static int write_thread(FILE *f, const struct profile *p, const struct prof_thread *t)
+static int write_thread(FILE *f, const struct prof_thread *t)
 {
   uint32_t *stack = malloc(((size_t)t->nnodes * 2 + 1) * sizeof *stack);
   double *start = malloc((size_t)t->nnodes * sizeof *start);
@@ -53,7 +53,6 @@ static int write_thread(FILE *f, const struct profile *p, const struct prof_thre
   fprintf(f, "],\"endValue\":%.1f}", cursor);
   free(stack);
   free(start);
-  (void)p;
   return 0;
 }
 
@@ -77,7 +76,7 @@ static int write_speedscope(FILE *f, const struct profile *p)
   fprintf(f, "]},\n\"profiles\":[");
   for (uint32_t k = 0; k < p->nthreads; k++) {
     if (k) fputs(",\n", f);
-    int rc = write_thread(f, p, &p->threads[k]);
+    int rc = write_thread(f, &p->threads[k]);
     if (rc) return rc;
   }
   fprintf(f, "]}\n");

@@ -106,9 +106,57 @@ uint32_t prof_lookup(const struct profile *p, const char *name, const char *modu
   return PROF_NONE;
 }
 
+/* Length of a valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+  int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 && s[0] < 0xF0 ? 3
+        : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+/* Whether s has control characters or bytes that are not UTF-8. */
+static int needs_cleaning(const char *str)
+{
+  const unsigned char *s = (const unsigned char *)str;
+  while (*s) {
+    if (*s < 0x20 || *s == 0x7f) return 1;
+    if (*s < 0x80) { s++; continue; }
+    int n = utf8_len(s);
+    if (!n) return 1;
+    s += n;
+  }
+  return 0;
+}
+
+/* A copy with control characters and non-UTF-8 bytes as '?': names from a
+** dump reach terminals, CSV, callgrind, folded lines and JSON, where they
+** would break lines, inject escape sequences or make invalid text. */
+static char *clean_dup(const char *str)
+{
+  char *c = strdup(str);
+  unsigned char *s = (unsigned char *)c;
+  while (s && *s) {
+    if (*s < 0x20 || *s == 0x7f) { *s++ = '?'; continue; }
+    if (*s < 0x80) { s++; continue; }
+    int n = utf8_len(s);
+    if (n) s += n;
+    else *s++ = '?';
+  }
+  return c;
+}
+
 uint32_t prof_intern(struct profile *p, const char *name, const char *module, const char *file,
                      unsigned line)
 {
+  if (needs_cleaning(name) || needs_cleaning(module)) {   /* look up the clean names */
+    char *n = clean_dup(name), *m = clean_dup(module);
+    uint32_t f = n && m ? prof_intern(p, n, m, file, line) : PROF_NONE;
+    free(n);
+    free(m);
+    return f;
+  }
   if ((p->nfuncs + 1) * 2 > p->fmask + 1 && fhash_grow(p) != 0) return PROF_NONE;
   uint32_t h = (uint32_t)str_hash(name, module) & p->fmask;
   for (; p->fhash[h] != PROF_NONE; h = (h + 1) & p->fmask) {
@@ -126,7 +174,7 @@ uint32_t prof_intern(struct profile *p, const char *name, const char *module, co
   memset(f, 0, sizeof *f);
   f->name = strdup(name);
   f->module = strdup(module);
-  f->file = file ? strdup(file) : NULL;
+  f->file = file ? clean_dup(file) : NULL;
   f->line = line;
   if (!f->name || !f->module || (file && !f->file)) {
     free(f->name); free(f->module); free(f->file);
@@ -170,6 +218,10 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     nd[i].flags &= ~PROF_OUTER;
   }
   for (uint32_t i = n; i-- > 1;) {
+    /* Children come after their parent, so nd[i]'s children are summed by
+    ** now. Compensation that subtracts more than a node's own time would
+    ** leave it below its children: its exclusive time is 0 instead. */
+    if (nd[i].t.incl < nd[i].t.excl) nd[i].t.incl = nd[i].t.excl;
     struct prof_node *p = &nd[nd[i].parent];
     p->t.excl += nd[i].t.incl;
     p->t.excl_raw += nd[i].t.incl_raw;
@@ -247,7 +299,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   t->dump = (int)di;
   t->lost_calls = ct->lost_calls;
   t->open_calls = ct->open_calls;
-  t->name = strdup(ct->name ? ct->name : "");
+  t->name = clean_dup(ct->name ? ct->name : "");
   t->nnodes = t->cap = ct->node_count;
   t->nodes = calloc(ct->node_count, sizeof *t->nodes);
   uint64_t *desc = calloc(ct->node_count, sizeof *desc);

@@ -24,6 +24,9 @@ int cmd_diff(int argc, char **argv);
 /* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */
 int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit);
 
+/* callers (callees = 0) and callees (1): the shared engine in calls.c. */
+int calls_main(int argc, char **argv, int callees);
+
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)
 #if defined(__GNUC__)

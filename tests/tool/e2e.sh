@@ -1,11 +1,11 @@
 #!/bin/sh
-# e2e.sh CAPPROF CC RUNTIME_LIB WORKDIR -- end-to-end test of the capprof
+# e2e.sh CAPPROF CC RUNTIME_LIB WORKDIR GEN_DUMP -- end-to-end test of the capprof
 # tool on tests/tool/calls.c: golden call tree (times masked), report,
 # callers/callees, every export format, merge, diff, and the one-line errors
 # for bad input (missing, truncated and garbage dumps, unknown options, a
 # rebuilt and a deleted binary).
 set -eu
-CAPPROF=$1 CC=$2 LIB=$3 W=$4
+CAPPROF=$1 CC=$2 LIB=$3 W=$4 GEN=$5
 HERE=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$W" && mkdir -p "$W" && cd "$W"
 fails=0
@@ -76,9 +76,30 @@ python3 "$HERE/mask.py" <out.txt | sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N ca
 sed 's/^ *[0-9,]* /N /; s/[0-9,]* calls,/N calls,/' "$HERE/calls.tree.golden" >g.txt
 diff -u g.txt m.txt || fail "merged tree has other paths"
 expect 0 "$CAPPROF" info merged.capprof
+for f in json speedscope; do
+  expect 0 "$CAPPROF" export --format=$f -o merged.$f merged.capprof
+  python3 "$HERE/check_exports.py" $f merged.$f || fail "export $f of a merged dump"
+done
+grep -q '"file":"[^"]*calls.c","line":[1-9]' merged.json || fail "merged dump lost file:line"
+expect 0 "$CAPPROF" merge -o merged2.capprof merged.capprof "$D1"
+expect 0 "$CAPPROF" report --sort=calls --limit 1 merged2.capprof
+grep -Eq '  531 .* fib  \(calls.c:[0-9]+\)$' out.txt || fail "merge of a merged dump: $(cat out.txt)"
 expect 0 "$CAPPROF" diff "$D1" "$D2"
 [ "$(grep -c '+0.0%' out.txt)" -ge 6 ] || fail "diff: $(cat out.txt)"
 expect 0 "$CAPPROF" diff --sort=calls --limit 2 merged.capprof "$D1"
+
+# names with quotes, commas, semicolons, newlines, escapes, bad UTF-8
+"$GEN" nasty.capprof nasty 12
+for f in json speedscope csv folded; do
+  expect 0 "$CAPPROF" export --format=$f -o nasty.$f nasty.capprof
+  python3 "$HERE/check_exports.py" $f nasty.$f || fail "export $f of nasty names"
+done
+expect 0 "$CAPPROF" export --format=callgrind -o nasty.callgrind nasty.capprof
+callgrind_annotate nasty.callgrind >/dev/null 2>&1 || fail "callgrind_annotate of nasty names"
+expect 0 "$CAPPROF" tree nasty.capprof
+LC_ALL=C grep -q "$(printf '\033')" out.txt && fail "tree printed an escape sequence"
+expect 0 "$CAPPROF" merge -o nasty2.capprof nasty.capprof nasty.capprof
+expect 0 "$CAPPROF" report nasty2.capprof
 
 # --help everywhere; unknown options and commands
 for c in info tree report callers callees export merge diff; do

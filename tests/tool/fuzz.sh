@@ -15,7 +15,9 @@ rm -rf corpus && mkdir corpus
 grep -E '^(Done|stat::peak_rss)' fuzz.log || true
 n=0 bad=0
 for f in corpus/*; do
-  for cmd in report tree "export --format=json" info; do
+  for cmd in report tree info "export --format=json" "export --format=speedscope" \
+             "export --format=callgrind" "export --format=folded" "export --format=csv" \
+             "callers main" "merge -o merged.tmp"; do
     set +e
     # shellcheck disable=SC2086
     timeout 10 "$CAPPROF" $cmd "$f" >/dev/null 2>&1

@@ -4,7 +4,7 @@
 ** bushy) for the performance test. Keys are made-up code addresses inside
 ** one module with no file ("synthetic", like the vDSO), so names are
 ** synthetic+0xoffset and no symbol reader is involved.
-**   gen_dump OUT small|zones|wide N|deep N|bushy N
+**   gen_dump OUT small|zones|nasty|wide N|deep N|bushy N
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ static void times(struct cpd_thread *t)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    fprintf(stderr, "usage: gen_dump OUT small|zones|wide N|deep N|bushy N\n");
+    fprintf(stderr, "usage: gen_dump OUT small|zones|nasty|wide N|deep N|bushy N\n");
     return 2;
   }
   const char *kind = argv[2];
@@ -74,6 +74,9 @@ int main(int argc, char **argv)
   struct cpd_dump d;
   struct cpd_thread t;
   char *strings[2] = { "zone one", "zone two" };
+  /* names that break formats: quotes, commas, semicolons, newlines, escape
+  ** sequences and bytes that are not UTF-8 */
+  char *nasty[2] = { "a \"quoted\", b;c\nd\r\x1b[31m", "\xff\xfe bad utf-8 \xc3\x28 \\ end" };
   init(&d, &t, n);
   for (uint32_t i = 1; i < n; i++) {
     struct cpd_node *nd = &t.nodes[i];
@@ -87,6 +90,12 @@ int main(int argc, char **argv)
       nd->parent = (i - 1) / 4;
       nd->key = 0x401000 + 16 * (i % 1024);
     }
+  }
+  if (!strcmp(kind, "nasty")) {
+    d.nstrings = 2;
+    d.strings = nasty;
+    t.nodes[1].key = CPD_KEY_ZONE | 0;
+    if (n > 3) t.nodes[3].key = CPD_KEY_ZONE | 1;
   }
   if (!strcmp(kind, "zones")) {
     d.nstrings = 2;

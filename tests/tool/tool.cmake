@@ -3,6 +3,9 @@
 # counts against valgrind's callgrind, million-node performance, and the
 # dump reader's libFuzzer target. Included from tests/CMakeLists.txt.
 set(TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR})
+if(NOT TARGET capprof_tool)
+  return()                       # CAPPROF_BUILD_TOOL=OFF
+endif()
 
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
@@ -24,7 +27,8 @@ add_executable(tool_gen_dump ${TOOL_TESTS}/gen_dump.c)
 target_link_libraries(tool_gen_dump PRIVATE capprof_model)
 
 add_test(NAME tool_e2e COMMAND sh ${TOOL_TESTS}/e2e.sh $<TARGET_FILE:capprof_tool>
-  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e)
+  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e
+  $<TARGET_FILE:tool_gen_dump>)
 
 add_test(NAME tool_perf COMMAND sh ${TOOL_TESTS}/perf.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_perf)

@@ -1,7 +1,7 @@
 /*
-** cmd_calls.c -- 'capprof callers FUNC DUMP...' and 'capprof callees FUNC
-** DUMP...': a gprof-style breakdown of who calls a function and what it
-** calls, summed over every call path, thread and dump.
+** calls.c -- the engine of 'capprof callers' and 'capprof callees'
+** (cmd_callers.c, cmd_callees.c): a gprof-style breakdown of who calls a
+** function and what it calls, summed over every call path, thread and dump.
 */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,7 +19,8 @@ static const char usage_fmt[] =
   "\n"
   "%s\n"
   "FUNC is a function name as 'capprof report' prints it, or a part of one.\n"
-  "Inclusive times of recursive calls are counted at the outermost call only.\n"
+  "Calls and exclusive times add up over every call path; an inclusive time\n"
+  "is not counted again inside a call of the same caller->callee pair.\n"
   "\n"
   "  -r, --raw    uncompensated times\n"
   "  -h, --help   this text\n";
@@ -35,7 +36,47 @@ static int by_incl(const void *pa, const void *pb)
   return strcmp(sort_prof->funcs[a].name, sort_prof->funcs[b].name);
 }
 
-static void line(const struct profile *p, const char *mark, const char *name, const struct edge *e,
+/* Sum the edges between f and its callers (or callees) over one tree. Calls
+** and exclusive times add up over every node; an edge's inclusive time
+** counts only where no ancestor is the same edge (a recursive fib->fib call
+** inside another fib->fib call is already in that one's time). Depth-first
+** with an explicit stack; active[g] counts open edges with function g.
+** Returns 0 or CAPPROF_ENOMEM. */
+static int add_edges(const struct prof_thread *t, uint32_t f, int callees, struct edge *e,
+                     uint32_t *active)
+{
+  uint32_t *stack = malloc(((size_t)t->nnodes * 2 + 1) * sizeof *stack);
+  if (!stack) return CAPPROF_ENOMEM;
+  size_t sp = 0;
+  stack[sp++] = 0;
+  while (sp) {
+    uint32_t i = stack[--sp], leaving = i & 0x80000000u;
+    if (leaving) i = ~i;
+    const struct prof_node *s = &t->nodes[i];
+    int edge = i && (callees ? t->nodes[s->parent].func == f && s->parent != 0 : s->func == f);
+    uint32_t g = edge ? (callees ? s->func : t->nodes[s->parent].func) : 0;
+    if (leaving) {
+      active[g]--;
+      continue;
+    }
+    if (edge) {
+      struct edge *x = &e[g];
+      x->calls += s->calls;
+      x->excl += s->t.excl;
+      x->excl_raw += s->t.excl_raw;
+      if (active[g]++ == 0) {
+        x->incl += s->t.incl;
+        x->incl_raw += s->t.incl_raw;
+      }
+      stack[sp++] = ~i;
+    }
+    for (uint32_t c = s->first; c != PROF_NONE; c = t->nodes[c].next) stack[sp++] = c;
+  }
+  free(stack);
+  return 0;
+}
+
+static void line(const char *mark, const char *name, const struct edge *e,
                  const struct edge *self, int raw)
 {
   char a[32], b[32], c[32], d[32];
@@ -43,10 +84,9 @@ static void line(const struct profile *p, const char *mark, const char *name, co
   printf("%12s %10s %10s %7s  %s%s\n", fmt_count(e->calls, a, sizeof a), fmt_ns(incl, b, sizeof b),
          fmt_ns(raw ? e->excl_raw : e->excl, c, sizeof c),
          fmt_pct(incl, raw ? self->incl_raw : self->incl, d, sizeof d), mark, name);
-  (void)p;
 }
 
-static int run(int argc, char **argv, int callees)
+int calls_main(int argc, char **argv, int callees)
 {
   const char *cmd = callees ? "callees" : "callers";
   static const struct option longopts[] = {
@@ -81,27 +121,19 @@ static int run(int argc, char **argv, int callees)
   }
   struct edge *e = calloc(p->nfuncs, sizeof *e);
   uint32_t *order = malloc(p->nfuncs * sizeof *order), n = 0;
-  if (!e || !order) {
-    free(e); free(order); prof_free(p);
+  uint32_t *active = calloc(p->nfuncs, sizeof *active);
+  int rc = 0;
+  if (!e || !order || !active) {
+    free(e); free(order); free(active); prof_free(p);
     return tool_error("out of memory");
   }
   /* callers: each node of f adds to its parent's function; callees: each
   ** child of a node of f adds to the child's function. */
-  for (uint32_t k = 0; k < p->nthreads; k++) {
-    const struct prof_thread *t = &p->threads[k];
-    for (uint32_t i = 1; i < t->nnodes; i++) {
-      const struct prof_node *s = &t->nodes[i];
-      const struct prof_node *par = &t->nodes[s->parent];
-      if (callees ? par->func != f || s->parent == 0 : s->func != f) continue;
-      struct edge *x = &e[callees ? s->func : par->func];
-      x->calls += s->calls;
-      x->excl += s->t.excl;
-      x->excl_raw += s->t.excl_raw;
-      if (s->flags & PROF_OUTER) {
-        x->incl += s->t.incl;
-        x->incl_raw += s->t.incl_raw;
-      }
-    }
+  for (uint32_t k = 0; k < p->nthreads && rc == 0; k++)
+    rc = add_edges(&p->threads[k], f, callees, e, active);
+  if (rc) {
+    free(e); free(order); free(active); prof_free(p);
+    return tool_error("out of memory");
   }
   for (uint32_t g = 0; g < p->nfuncs; g++)
     if (e[g].calls || e[g].incl_raw > 0) order[n++] = g;
@@ -114,24 +146,20 @@ static int run(int argc, char **argv, int callees)
   printf("%12s %10s %10s %7s  %s\n", "calls", "inclusive", "exclusive", "%", "function");
   if (!callees) {
     for (uint32_t i = 0; i < n; i++)
-      line(p, "  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,
+      line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,
            &e[order[i]], &self, raw);
   }
   char where[512] = "";
   if (fn->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
   char title[1024];
   snprintf(title, sizeof title, "%s%s", fn->name, where);
-  line(p, "", title, &self, &self, raw);
+  line("", title, &self, &self, raw);
   if (callees) {
-    struct edge rest = self;
-    for (uint32_t i = 0; i < n; i++) line(p, "  ", p->funcs[order[i]].name, &e[order[i]], &self, raw);
-    (void)rest;
+    for (uint32_t i = 0; i < n; i++) line("  ", p->funcs[order[i]].name, &e[order[i]], &self, raw);
   }
   free(e);
   free(order);
+  free(active);
   prof_free(p);
   return 0;
 }
-
-int cmd_callers(int argc, char **argv) { return run(argc, argv, 0); }
-int cmd_callees(int argc, char **argv) { return run(argc, argv, 1); }
