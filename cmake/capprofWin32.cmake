@@ -5,17 +5,12 @@
 # list of capprof.dll.
 
 set(CAPPROF_WIN_SOURCES src/win/os.c src/win/hooks.c)
-if(NOT MSVC)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/hooks_cyg.c)   # -finstrument-functions
-endif()
-set(CAPPROF_WIN_EXPORTS _penter _pexit)
-if(NOT MSVC)
-  list(APPEND CAPPROF_WIN_EXPORTS __cyg_profile_func_enter __cyg_profile_func_exit)
-endif()
+set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_func_exit)
 
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.
 set(CAPPROF_WIN_HOOK_OBJECTS)
 if(CMAKE_SIZEOF_VOID_P EQUAL 8)
+  list(APPEND CAPPROF_WIN_SOURCES src/win/frame_x64.c)     # unwind data
   if(MSVC)
     enable_language(ASM_MASM)
     set(CAPPROF_WIN_HOOK_OBJECTS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm)

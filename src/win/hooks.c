@@ -1,28 +1,33 @@
 /*
 ** hooks.c (Win32) -- the C side of MSVC's /Gh /GH hooks: the workers that
 ** asm/penter_x64.asm (x64) and hooks_x86.c (x86) call once every volatile
-** register is saved, and the runtime's start-up and exit. _pexit cannot
-** know its function, so exits pair with frames by stack pointer alone.
+** register is saved; the -finstrument-functions hooks (MinGW GCC, clang,
+** clang-cl with /clang:-finstrument-functions); and the runtime's start-up
+** and exit, in this file so that any hook a program uses pulls them in from
+** the static library. _pexit cannot know its function, so exits pair with
+** frames by stack pointer alone.
 */
 #include <stdlib.h>
 
 #include "win.h"
 
 /* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
-** load), one gate load and compare, one more compare of the top frame's sp.
-** GetLastError is saved by the caller.
+** load), one gate load and compare, the frame cache (one load and compare),
+** one more compare of the top frame's sp. GetLastError is saved by the
+** caller.
 **
-** sp here is a function's return-address slot (or its rsp after `sub rsp`),
+** sp here becomes the function's return-address slot (win_frame_slot),
 ** never shared by a function and its callee: /Gh and -pg emit no hooks for
 ** inlined bodies. So a frame with the same sp is a sibling that never
 ** exited (tail jump, longjmp, exception) and is popped too, where the
 ** common rule (cp_hot_enter, made for -finstrument-functions' inlined
 ** hooks) pops only frames strictly below. */
-void win_hook_enter(uintptr_t key, uintptr_t sp)
+void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  sp = win_frame_slot(key, sp, fp);
   if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_now());
   cp_hot_enter(t, (uint64_t)key, sp);
 }
@@ -41,20 +46,55 @@ void win_hook_exit(uintptr_t sp)
   cp_hot_exit(t, 0, sp, 0);
 }
 
+/* -finstrument-functions, as on POSIX: the key is the function's address and
+** the frame address orders frames. Only the slow paths touch errno or
+** GetLastError, and they save both. */
+CP_NOINSTR void __cyg_profile_func_enter(void *fn, void *site);
+CP_NOINSTR void __cyg_profile_func_exit(void *fn, void *site);
+
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+  (void)site;
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS());
+}
+
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+  (void)site;
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) return;
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  cp_hot_exit(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 1);
+}
+
 /* Process exit. For the static library atexit runs it from exit(), before
 ** the DLLs detach; in capprof.dll the C runtime runs the DLL's own atexit
 ** list at DLL_PROCESS_DETACH, under the loader lock, where writing a file
-** is allowed (no thread creation, no waits but os_lock's bounded one). */
+** is allowed (no thread creation, no waits but os_lock's bounded one). A
+** program that ends by ExitProcess without exit() runs no atexit handler:
+** the TLS callback below writes the dump then. Whichever comes first wins;
+** runtime_atexit does nothing the second time. */
 static void __cdecl capprof_finish(void)
 {
   runtime_atexit();
   win_process_exit();
 }
 
+WIN_TLS_CALLBACK(capprof_tls_callback)
+{
+  (void)module;
+  (void)reserved;
+  if (reason == DLL_PROCESS_DETACH) capprof_finish();
+}
+
 /* Calibrate before main (or when the DLL is loaded); hooks that fire
 ** earlier, in other DLLs' DllMain or C++ constructors, initialise lazily. */
 WIN_STARTUP(capprof_start)
 {
+  win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
 }

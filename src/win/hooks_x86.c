@@ -20,7 +20,7 @@
 **                                   ebp-20  LastErrorValue
 **                                   ...     padding to 16 bytes
 **                                   esp+16  XMM0-XMM5 (96 bytes, aligned)
-**                                   esp     8 bytes padding, then 2 args
+**                                   esp     3 argument slots, 4 bytes padding
 */
 #include "win.h"
 
@@ -63,6 +63,8 @@ __declspec(naked) void __cdecl _penter(void)
 {
   HOOK_PROLOGUE
   __asm {
+    mov   eax, [ebp]
+    mov   [esp+8], eax          ; fp: the function's ebp
     lea   eax, [ebp+8]
     mov   [esp+4], eax          ; sp
     mov   eax, [ebp+4]

@@ -312,10 +312,36 @@ static void read_cmdline(void)
   cp_g.cmdline_len = len;
 }
 
+/* Find the optional APIs, in modules that are always loaded. hooks.c calls
+** this from the start-up initialiser before runtime_init takes os_lock, so
+** that the loader's own locks are not wanted while os_lock is held (a thread
+** in DllMain holds the loader lock and may wait for os_lock); only a hook
+** that fires before that initialiser gets here under os_lock. */
+void win_resolve_apis(void)
+{
+  static volatile LONG done;
+  if (done) return;
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
+  HMODULE kbase = GetModuleHandleW(L"kernelbase.dll");
+  if (ntdll) {
+    dll_shutdown_in_progress = (shutdown_fn)(void (*)(void))
+        GetProcAddress(ntdll, "RtlDllShutdownInProgress");
+    query_process = (query_process_fn)(void (*)(void))
+        GetProcAddress(ntdll, "NtQueryInformationProcess");
+  }
+  /* kernelbase has the implementation; kernel32's entry is a forwarder. */
+  if (kbase) get_thread_description = (thread_desc_fn)(void (*)(void))
+      GetProcAddress(kbase, "GetThreadDescription");
+  if (!get_thread_description && k32) get_thread_description = (thread_desc_fn)
+      (void (*)(void))GetProcAddress(k32, "GetThreadDescription");
+  done = 1;
+}
+
 void os_process_init(void)
 {
   wchar_t w[1024];
-  DWORD n = GetModuleFileNameW(NULL, w, 1024);
+  DWORD n = K32GetModuleFileNameExW(GetCurrentProcess(), NULL, w, 1024);
   to_utf8(w, n < 1024 ? (int)n : 0, cp_g.exe, sizeof cp_g.exe);
   const char *base = cp_g.exe;
   for (const char *p = cp_g.exe; *p; p++)
@@ -326,20 +352,7 @@ void os_process_init(void)
   memcpy(cp_g.progname, base, len);
   cp_g.progname[len] = '\0';
   read_cmdline();
-
-  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
-  HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
-  HMODULE kbase = GetModuleHandleW(L"kernelbase.dll");
-  if (ntdll) {
-    dll_shutdown_in_progress = (shutdown_fn)(void (*)(void))
-        GetProcAddress(ntdll, "RtlDllShutdownInProgress");
-    query_process = (query_process_fn)(void (*)(void))
-        GetProcAddress(ntdll, "NtQueryInformationProcess");
-  }
-  if (k32) get_thread_description = (thread_desc_fn)(void (*)(void))
-      GetProcAddress(k32, "GetThreadDescription");
-  if (!get_thread_description && kbase) get_thread_description = (thread_desc_fn)
-      (void (*)(void))GetProcAddress(kbase, "GetThreadDescription");
+  win_resolve_apis();
   fls_index = FlsAlloc(fls_exit_cb);
   tls_index();
 }
@@ -357,52 +370,70 @@ void win_process_exit(void)
 
 /* ---- modules -------------------------------------------------------------- */
 
-/* The CodeView record of an image mapped at base: "RSDS", GUID, age, PDB
-** path. Sets id (GUID then age, as stored) and debug_path; both point into
-** the image. */
-static void find_codeview(const unsigned char *base, struct cp_module *m)
+/* Copy n bytes at addr of this process into buf; 0 or -1. Through
+** ReadProcessMemory, so that a module unloaded meanwhile by another thread
+** gives an error instead of a fault. */
+static int peek(const unsigned char *addr, void *buf, size_t n)
 {
-  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
-  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return;
-  const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
-  if (nt->Signature != IMAGE_NT_SIGNATURE) return;
-  m->size = nt->OptionalHeader.SizeOfImage;
-  if (nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG) return;
-  const IMAGE_DATA_DIRECTORY *dd =
-      &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
-  if (!dd->VirtualAddress || dd->Size > m->size) return;
-  const IMAGE_DEBUG_DIRECTORY *d = (const IMAGE_DEBUG_DIRECTORY *)(base + dd->VirtualAddress);
-  for (size_t i = 0; i < dd->Size / sizeof *d; i++) {
-    if (d[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !d[i].AddressOfRawData) continue;
-    if (d[i].SizeOfData < 24 || d[i].AddressOfRawData + d[i].SizeOfData > m->size) continue;
-    const unsigned char *cv = base + d[i].AddressOfRawData;
-    if (memcmp(cv, "RSDS", 4) != 0) continue;
+  SIZE_T got = 0;
+  return ReadProcessMemory(GetCurrentProcess(), addr, buf, n, &got) && got == n ? 0 : -1;
+}
+
+/* A copy of a module's CodeView record: "RSDS", GUID, age, PDB path. */
+struct codeview { unsigned char bytes[24 + MAX_PATH * 3]; };
+
+/* Fill m->size and, from the image's debug directory, m->id (GUID then age,
+** as stored) and m->debug_path, both pointing into cv. */
+static void find_codeview(const unsigned char *base, struct cp_module *m, struct codeview *cv)
+{
+  IMAGE_DOS_HEADER dos;
+  IMAGE_NT_HEADERS nt;
+  if (peek(base, &dos, sizeof dos) || dos.e_magic != IMAGE_DOS_SIGNATURE) return;
+  if (peek(base + dos.e_lfanew, &nt, sizeof nt) || nt.Signature != IMAGE_NT_SIGNATURE) return;
+  m->size = nt.OptionalHeader.SizeOfImage;
+  if (nt.OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG) return;
+  IMAGE_DATA_DIRECTORY dd = nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
+  if (!dd.VirtualAddress || dd.Size > m->size) return;
+  for (size_t i = 0; i < dd.Size / sizeof(IMAGE_DEBUG_DIRECTORY) && i < 32; i++) {
+    IMAGE_DEBUG_DIRECTORY d;
+    if (peek(base + dd.VirtualAddress + i * sizeof d, &d, sizeof d)) return;
+    if (d.Type != IMAGE_DEBUG_TYPE_CODEVIEW || !d.AddressOfRawData) continue;
+    if (d.SizeOfData < 24 || d.AddressOfRawData + d.SizeOfData > m->size) continue;
+    size_t n = d.SizeOfData < sizeof cv->bytes ? d.SizeOfData : sizeof cv->bytes - 1;
+    if (peek(base + d.AddressOfRawData, cv->bytes, n)) continue;
+    if (memcmp(cv->bytes, "RSDS", 4) != 0) continue;
+    cv->bytes[n] = 0;
     m->id_kind = CPD_MODID_PDB70;
     m->id_len = 20;
-    m->id = cv + 4;
-    m->debug_path = d[i].SizeOfData > 24 && memchr(cv + 24, 0, d[i].SizeOfData - 24)
-                        ? (const char *)cv + 24 : NULL;
+    m->id = cv->bytes + 4;
+    m->debug_path = n > 24 && cv->bytes[24] ? (const char *)cv->bytes + 24 : NULL;
     return;
   }
 }
 
+/* The psapi functions (in kernel32 as K32*) read the loader's lists the way
+** a debugger would, without the loader lock: the dump holds os_lock, and a
+** thread in DllMain (holding the loader lock) may be waiting for it. */
 int os_modules(os_module_fn fn, void *ctx)
 {
   HMODULE mods[1024];
   DWORD need = 0;
-  if (!K32EnumProcessModules(GetCurrentProcess(), mods, sizeof mods, &need))
-    return CAPPROF_EIO;
+  HANDLE self = GetCurrentProcess();
+  if (!K32EnumProcessModules(self, mods, sizeof mods, &need)) return CAPPROF_EIO;
   DWORD count = need / sizeof(HMODULE);
   if (count > 1024) count = 1024;
   for (DWORD i = 0; i < count; i++) {
     wchar_t w[1024];
     char path[3 * 1024];
-    DWORD n = GetModuleFileNameW(mods[i], w, 1024);
+    struct codeview cv;
+    DWORD n = K32GetModuleFileNameExW(self, mods[i], w, 1024);
+    if (!n) continue;                       /* unloaded meanwhile */
     to_utf8(w, n < 1024 ? (int)n : 0, path, sizeof path);
     struct cp_module m = { 0 };
     m.path = path;
     m.base = (uint64_t)(uintptr_t)mods[i];
-    find_codeview((const unsigned char *)mods[i], &m);
+    find_codeview((const unsigned char *)mods[i], &m, &cv);
+    if (!m.size) continue;
     int rc = fn(&m, ctx);
     if (rc) return rc;
   }

@@ -72,9 +72,40 @@ CP_INLINE struct cp_thread *win_tls_get(void)
 ** with every volatile register already saved. key is the return address
 ** pushed by `call _penter` (inside the instrumented function); sp is the
 ** hook's stack pointer at entry plus one slot: the instrumented function's
-** stack pointer at the call. */
-void win_hook_enter(uintptr_t key, uintptr_t sp) CP_HIDDEN;
+** stack pointer at the call; fp is its frame pointer register (rbp/ebp). */
+void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp) CP_HIDDEN;
 void win_hook_exit(uintptr_t sp) CP_HIDDEN;
+
+/* The address of the instrumented function's return-address slot, given
+** the key and sp of its _penter call: sp itself when _penter precedes the
+** prologue (x86, GCC -pg), sp plus what the prologue pushed and allocated
+** when MSVC x64 calls _penter after `sub rsp, N`. Every call from one place
+** then records the same value, whatever its callee's frame size. x64 reads
+** the function's unwind data once per key (frame_x64.c) and keeps the offset
+** in a direct-mapped cache: one load and compare on the hot path. */
+#if CAPPROF_ARCH_X86_64
+#  define WIN_FRAME_CACHE    4096u                      /* entries, power of 2 */
+#  define WIN_FRAME_KEY_BITS 47                         /* user-mode addresses */
+#  define WIN_FRAME_KEY_MASK ((UINT64_C(1) << WIN_FRAME_KEY_BITS) - 1)
+/* key | offset << 47; 0 is empty. Written and read as one 64-bit word. */
+extern volatile uint64_t win_frame_cache[WIN_FRAME_CACHE] CP_HIDDEN;
+uintptr_t win_frame_slot_slow(uintptr_t key, uintptr_t sp, uintptr_t fp) CP_HIDDEN;
+
+CP_INLINE uintptr_t win_frame_slot(uintptr_t key, uintptr_t sp, uintptr_t fp)
+{
+  uint64_t e = win_frame_cache[(key ^ key >> 12) & (WIN_FRAME_CACHE - 1)];
+  if (CP_LIKELY((e & WIN_FRAME_KEY_MASK) == key))
+    return sp + (uintptr_t)(e >> WIN_FRAME_KEY_BITS);
+  return win_frame_slot_slow(key, sp, fp);
+}
+#else
+CP_INLINE uintptr_t win_frame_slot(uintptr_t key, uintptr_t sp, uintptr_t fp)
+{
+  (void)key;
+  (void)fp;
+  return sp;                   /* x86 /Gh calls _penter before the prologue */
+}
+#endif
 
 /* Run fn once at start-up, from the C runtime's initialiser table, for the
 ** exe and for the DLL alike. */
@@ -89,10 +120,37 @@ void win_hook_exit(uintptr_t sp) CP_HIDDEN;
      __attribute__((constructor)) CP_NOINSTR static void fn(void)
 #endif
 
+/* Have fn(module, reason, reserved) called as a TLS callback: the loader
+** calls it with DLL_PROCESS_DETACH when the process ends, also through
+** ExitProcess without exit(), for an exe as for a DLL. */
+#if defined(_MSC_VER)
+#  if CAPPROF_ARCH_X86_64
+#    pragma comment(linker, "/INCLUDE:_tls_used")
+#    pragma comment(linker, "/INCLUDE:win_tls_callback_ptr")
+#  else
+#    pragma comment(linker, "/INCLUDE:__tls_used")
+#    pragma comment(linker, "/INCLUDE:_win_tls_callback_ptr")
+#  endif
+#  define WIN_TLS_CALLBACK(fn)                                              \
+     static void NTAPI fn(PVOID, DWORD, PVOID);                             \
+     __pragma(const_seg(".CRT$XLB"))                                        \
+     extern const PIMAGE_TLS_CALLBACK win_tls_callback_ptr;                 \
+     const PIMAGE_TLS_CALLBACK win_tls_callback_ptr = fn;                   \
+     __pragma(const_seg())                                                  \
+     static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
+#else
+#  define WIN_TLS_CALLBACK(fn)                                              \
+     static void NTAPI fn(PVOID, DWORD, PVOID);                             \
+     __attribute__((section(".CRT$XLB"), used))                             \
+     const PIMAGE_TLS_CALLBACK win_tls_callback_ptr = fn;                   \
+     CP_NOINSTR static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
+#endif
+
 /* Set while the process is being torn down (ExitProcess): os_lock then
 ** waits a bounded time, since a thread killed while holding it never
 ** releases it. */
 int win_shutting_down(void) CP_HIDDEN;
+void win_resolve_apis(void) CP_HIDDEN;
 void win_process_exit(void) CP_HIDDEN;
 
 #endif /* CAPPROF_WIN_H */

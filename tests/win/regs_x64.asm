@@ -8,8 +8,8 @@
 ;
 ; Before each hook call every volatile register holds a known value:
 ;   RAX RCX RDX R8 R9 R10 R11 = regs_in[0..6], XMM0-XMM5 = xmm_in[0..5],
-;   RFLAGS = 08D7h (CF PF AF ZF SF OF set; DF clear, as the ABI requires at a
-;   call). Right after the call they are stored to regs_enter/xmm_enter/
+;   RFLAGS = flags_in (test_regs.c cycles through patterns of CF PF AF ZF SF
+;   OF; DF stays clear, as the ABI requires at a call). Right after the call they are stored to regs_enter/xmm_enter/
 ;   flags_enter (after _penter) or regs_exit/xmm_exit/flags_exit (_pexit).
 ;
 ; Stack alignment at hook entry (rsp mod 16) for each placement:
@@ -19,21 +19,21 @@
 ;              up (8 mod 16), return value live in RAX and XMM0
 ;   regs_mixed /Gh before the prologue (0 mod 16), then a prologue, and /GH
 ;              with the frame up (8 mod 16)
-; The hooks' keys are the addresses labelled *_key (return addresses inside
-; each function), exported for the tree checks. (llvm-ml makes a PUBLIC
-; `label:` inside a PROC global; ml64 would want `label::`, which llvm-ml 14
-; rejects. This test file is assembled by llvm-ml only.)
+; The hooks' keys are the return addresses of each `call _penter`, inside
+; the functions; test_regs.c finds them as the one key within each function.
 
-PUBLIC regs_in, xmm_in, regs_enter, xmm_enter, flags_enter
+PUBLIC regs_in, xmm_in, flags_in, regs_enter, xmm_enter, flags_enter
 PUBLIC regs_exit, xmm_exit, flags_exit
-PUBLIC regs_pre_key, regs_post_key, regs_mixed_key
+PUBLIC nest_inner, nest_leaf, tail_b, zone_leaker, abandon_small, big_frame
 
 EXTERN _penter:PROC
 EXTERN _pexit:PROC
+EXTERN capprof_zone_begin:PROC
 
 _DATA SEGMENT
 ALIGN 16
 regs_in     QWORD 7 DUP (0)
+flags_in    QWORD 08D7h
 ALIGN 16
 xmm_in      QWORD 12 DUP (0)
 ALIGN 16
@@ -46,6 +46,7 @@ regs_exit   QWORD 7 DUP (0)
 ALIGN 16
 xmm_exit    QWORD 12 DUP (0)
 flags_exit  QWORD 0
+zone_name   BYTE "leaked zone", 0
 _DATA ENDS
 
 _TEXT SEGMENT
@@ -65,7 +66,7 @@ LOAD_STATE MACRO
         mov     r9, [regs_in+32]
         mov     r10, [regs_in+40]
         mov     r11, [regs_in+48]
-        push    08D7h
+        push    qword ptr [flags_in]
         popfq
 ENDM
 
@@ -92,7 +93,6 @@ regs_pre PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_pre_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         LOAD_STATE
         call    _pexit
@@ -106,7 +106,6 @@ regs_post PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_post_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         LOAD_STATE
         call    _pexit
@@ -119,7 +118,6 @@ regs_mixed PROC FRAME
         .endprolog
         LOAD_STATE
         call    _penter
-regs_mixed_key:
         SAVE_STATE regs_enter, xmm_enter, flags_enter
         sub     rsp, 28h
         LOAD_STATE
@@ -128,6 +126,135 @@ regs_mixed_key:
         add     rsp, 28h
         ret
 regs_mixed ENDP
+
+; ---- call trees as MSVC x64 code makes them ----------------------------------
+; nest_outer(n): framed, /Gh after `sub rsp`, calls nest_inner n times, /GH
+; with the frame up. nest_inner: /Gh before its prologue, calls nest_leaf
+; twice, /GH with the frame up. nest_leaf: framed as nest_outer, no calls.
+; The tree must be nest_outer (1) -> nest_inner (n) -> nest_leaf (2n).
+
+nest_outer PROC FRAME
+        push    rbx
+        .pushreg rbx
+        sub     rsp, 20h
+        .allocstack 20h
+        .endprolog
+        call    _penter
+        mov     ebx, ecx
+outer_loop:
+        test    ebx, ebx
+        jz      outer_done
+        call    nest_inner
+        dec     ebx
+        jmp     outer_loop
+outer_done:
+        call    _pexit
+        add     rsp, 20h
+        pop     rbx
+        ret
+nest_outer ENDP
+
+nest_inner PROC FRAME
+        .endprolog
+        call    _penter
+        sub     rsp, 28h
+        call    nest_leaf
+        call    nest_leaf
+        call    _pexit
+        add     rsp, 28h
+        ret
+nest_inner ENDP
+
+nest_leaf PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+        mov     eax, 42
+        call    _pexit
+        add     rsp, 28h
+        ret
+nest_leaf ENDP
+
+; /Gh without /GH and a tail jump: tail_a never exits; tail_b's _penter sees
+; the same stack pointer and pops it. Tree: tail_a (1) and tail_b (1), both
+; children of the caller.
+tail_a PROC FRAME
+        .endprolog
+        call    _penter
+        jmp     tail_b
+tail_a ENDP
+
+tail_b PROC FRAME
+        .endprolog
+        call    _penter
+        call    _pexit
+        ret
+tail_b ENDP
+
+; abandon_small: /Gh after `sub rsp, 28h`, leaves without _pexit (as if
+; longjmp or an exception had taken it); big_frame, called next from the same
+; place, calls _penter after `sub rsp, 58h`: its stack pointer at the hook is
+; lower than abandon_small's was, but the unwind data give both the same
+; return-address slot, so abandon_small is popped and big_frame is its
+; sibling, not its child.
+abandon_small PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+        add     rsp, 28h
+        ret
+abandon_small ENDP
+
+big_frame PROC FRAME
+        push    rbp
+        .pushreg rbp
+        sub     rsp, 50h
+        .allocstack 50h
+        lea     rbp, [rsp+20h]
+        .setframe rbp, 20h
+        .endprolog
+        call    _penter
+        call    _pexit
+        lea     rsp, [rbp+30h]
+        pop     rbp
+        ret
+big_frame ENDP
+
+; zone_leaker: /Gh before the prologue, begins a zone it never ends, /GH
+; with the frame up (its sp is then below the zone's, which the ordinary exit
+; rule would not pop). Tree: zone_leaker (n) -> "leaked zone" (n), nothing open.
+zone_leaker PROC FRAME
+        .endprolog
+        call    _penter
+        sub     rsp, 28h
+        lea     rcx, [zone_name]
+        call    capprof_zone_begin
+        call    _pexit
+        add     rsp, 28h
+        ret
+zone_leaker ENDP
+
+; The cheapest instrumented function, for the cost figure: /Gh and /GH around
+; nothing, framed as MSVC frames it; and its uninstrumented twin.
+empty_gh PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        call    _penter
+        call    _pexit
+        add     rsp, 28h
+        ret
+empty_gh ENDP
+
+empty_plain PROC FRAME
+        sub     rsp, 28h
+        .allocstack 28h
+        .endprolog
+        add     rsp, 28h
+        ret
+empty_plain ENDP
 
 _TEXT ENDS
 END

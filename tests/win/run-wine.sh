@@ -1,0 +1,194 @@
+#!/bin/sh
+# run-wine.sh -- the Windows proof, run by CTest on Linux (test windows-wine):
+#   1. cross-builds runtime, tool, tests and examples with MinGW-w64
+#      (cmake/toolchain-mingw64.cmake; asm/penter_x64.asm through llvm-ml -m64);
+#   2. runs the Windows tests under wine (CTest of the cross build: OS layer,
+#      register preservation, C++/SEH/longjmp unwinding);
+#   3. runs tests/win/pg_example (built with -pg -mfentry
+#      -mfentry-name=_penter -minstrument-return=call, i.e. hooks placed as
+#      MSVC /Gh /GH place them) against libcapprof.a and capprof.dll, checks
+#      the exact call counts of each dump natively (check_dump) and
+#      symbolizes it with the Windows capprof.exe (DbgHelp) under wine; and
+#      exit_process_dll, which ends by ExitProcess, for its dump and counts;
+#   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
+#      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and the tool
+#      as MSVC would build it, and builds runtime and tool for 32-bit MinGW.
+# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP
+set -eu
+SRC=$(cd "$1" && pwd)
+BUILD=$2
+CHECK=$3
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEPREFIX="${WINEPREFIX:-$BUILD/wineprefix}"
+JOBS=${CAPPROF_JOBS:-2}
+T0=$(date +%s)
+step() { printf '== [%3ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
+fail() { echo "run-wine.sh: FAILED: $*" >&2; exit 1; }
+
+step "cross-build with MinGW-w64 in $BUILD"
+cmake -S "$SRC" -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$SRC/cmake/toolchain-mingw64.cmake" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/configure.log" 2>&1 \
+  || { cat "$BUILD/configure.log"; fail "configure"; }
+cmake --build "$BUILD" -j "$JOBS" >"$BUILD/build.log" 2>&1 \
+  || { tail -40 "$BUILD/build.log"; fail "build"; }
+grep -i "warning" "$BUILD/build.log" | head -20 || true
+
+if [ ! -d "$WINEPREFIX" ]; then
+  step "creating the wine prefix $WINEPREFIX"
+  wine cmd /c exit >/dev/null 2>&1 || true
+fi
+
+step "Windows unit and hook tests under wine (ctest)"
+(cd "$BUILD" && ctest --output-on-failure -j 1) || fail "Windows tests"
+
+step "figures"
+wine "$BUILD/tests/win/tls_cost.exe" 2>&1 | sed 's/\r$//' || fail "tls_cost.exe"
+grep -h "^cost:" "$BUILD/Testing/Temporary/LastTest.log" 2>/dev/null | sed 's/\r$//' || true
+
+OUT="$BUILD/e2e"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+WIN="$BUILD/tests/win"
+NMFILE="$OUT/pg_example.sym"
+for exe in pg_example pg_example_dll; do
+  step "$exe.exe under wine (/Gh /GH placement; $( [ $exe = pg_example ] && echo libcapprof.a || echo capprof.dll ))"
+  mkdir -p "$OUT/$exe"
+  (cd "$WIN" && CAPPROF_OUTPUT="$OUT/$exe/" wine "./$exe.exe") >"$OUT/$exe.out" 2>&1 \
+    || { cat "$OUT/$exe.out"; fail "$exe.exe"; }
+  set -- "$OUT/$exe"/$exe.*.capprof
+  [ $# -eq 1 ] && [ -f "$1" ] || fail "$exe: expected one dump in $OUT/$exe"
+  dump=$1
+  { x86_64-w64-mingw32-objdump -p "$WIN/$exe.exe" | grep ImageBase
+    x86_64-w64-mingw32-nm -n "$WIN/$exe.exe"; } >"$NMFILE"
+  "$CHECK" "$dump" "$NMFILE" "$SRC/tests/win/pg_example.expect" || fail "$exe: call counts"
+
+  step "symbolize with capprof.exe (DbgHelp) under wine"
+  wine "$BUILD/capprof.exe" report "$dump" >"$OUT/$exe.report" 2>"$OUT/$exe.report.err" \
+    || { cat "$OUT/$exe.report.err"; fail "capprof.exe report"; }
+  sed 's/\r$//' "$OUT/$exe.report" | tee "$OUT/$exe.report.txt" | head -12
+  for want in "192 .* fib  (pg_example.c:" "108 .* leaf  (pg_example.c:" \
+              " 2 .* loop  (pg_example.c:" " 1 .* worker  (pg_example.c:" \
+              " 1 .* main  (pg_example.c:"; do
+    grep -q "$want" "$OUT/$exe.report.txt" || fail "$exe: report lacks '$want'"
+  done
+done
+
+step "pg_modules.exe: calls from the exe into an instrumented DLL, one capprof.dll"
+mkdir -p "$OUT/modules"
+(cd "$WIN" && CAPPROF_OUTPUT="$OUT/modules/" wine ./pg_modules.exe) >"$OUT/modules.out" 2>&1 \
+  || { cat "$OUT/modules.out"; fail "pg_modules.exe"; }
+set -- "$OUT/modules"/pg_modules.*.capprof
+[ -f "$1" ] || fail "pg_modules: no dump"
+wine "$BUILD/capprof.exe" tree "$1" 2>&1 | sed 's/\r$//' | tee "$OUT/modules.tree" | head -12
+for want in "^ *1 .*  main$" "^ *1 .*    caller$" "^ *1 .*      dll_work$" \
+            "^ *5 .*        dll_helper$" "^ *2 .*  DllMain$" "^ *2 .*    dll_helper$"; do
+  grep -q "$want" "$OUT/modules.tree" || fail "pg_modules: tree lacks '$want'"
+done
+
+step "a rebuilt binary: the PDB GUID check refuses it"
+mkdir -p "$OUT/rebuilt"
+cp "$WIN/pg_example.exe" "$OUT/rebuilt/pg_example.exe"
+(cd "$OUT/rebuilt" && CAPPROF_OUTPUT="$OUT/rebuilt/" wine ./pg_example.exe) >/dev/null 2>&1 \
+  || fail "pg_example.exe copy"
+cp "$WIN/pg_example_dll.exe" "$OUT/rebuilt/pg_example.exe"     # another GUID, same name
+set -- "$OUT/rebuilt"/pg_example.*.capprof
+rc=0
+wine "$BUILD/capprof.exe" report "$1" >"$OUT/rebuilt.report" 2>"$OUT/rebuilt.err" || rc=$?
+sed 's/\r$//' "$OUT/rebuilt.err"
+grep -q "GUID/age differ" "$OUT/rebuilt.err" || fail "rebuilt binary not detected"
+grep -q "pg_example.exe+0x" "$OUT/rebuilt.report" || fail "rebuilt binary: no module+0xoffset"
+[ $rc -eq 3 ] || fail "rebuilt binary: exit status $rc, expected 3 (symbols missing)"
+
+step "pg_example.exe with CAPPROF_CLOCK=os (QueryPerformanceCounter)"
+mkdir -p "$OUT/qpc"
+(cd "$WIN" && CAPPROF_CLOCK=os CAPPROF_OUTPUT="$OUT/qpc/" wine ./pg_example.exe) \
+  >"$OUT/qpc.out" 2>&1 || { cat "$OUT/qpc.out"; fail "pg_example.exe (QPC)"; }
+set -- "$OUT/qpc"/pg_example.*.capprof
+[ -f "$1" ] || fail "pg_example (QPC): no dump"
+{ x86_64-w64-mingw32-objdump -p "$WIN/pg_example.exe" | grep ImageBase
+  x86_64-w64-mingw32-nm -n "$WIN/pg_example.exe"; } >"$OUT/qpc.sym"
+"$CHECK" "$1" "$OUT/qpc.sym" "$SRC/tests/win/pg_example.expect" || fail "pg_example (QPC): counts"
+wine "$BUILD/capprof.exe" info "$1" 2>/dev/null | sed 's/\r$//' | grep "clock:" \
+  | tee "$OUT/qpc.clock" | grep -q QueryPerformanceCounter || fail "pg_example (QPC): clock"
+
+step "exit_process_dll.exe: ends by ExitProcess; capprof.dll dumps at DLL_PROCESS_DETACH"
+mkdir -p "$OUT/exit_process"
+(cd "$WIN" && CAPPROF_OUTPUT="$OUT/exit_process/" wine ./exit_process_dll.exe) \
+  >"$OUT/exit_process.out" 2>&1 || { cat "$OUT/exit_process.out"; fail "exit_process_dll.exe"; }
+set -- "$OUT/exit_process"/exit_process_dll.*.capprof
+[ -f "$1" ] || fail "exit_process_dll: no dump after ExitProcess"
+{ x86_64-w64-mingw32-objdump -p "$WIN/exit_process_dll.exe" | grep ImageBase
+  x86_64-w64-mingw32-nm -n "$WIN/exit_process_dll.exe"; } >"$OUT/exit_process.sym"
+"$CHECK" "$1" "$OUT/exit_process.sym" "$SRC/tests/win/exit_process.expect" \
+  || fail "exit_process_dll: call counts"
+
+step "examples built with -finstrument-functions under wine"
+for ex in calls threads; do
+  [ -f "$BUILD/examples/$ex.exe" ] || continue
+  mkdir -p "$OUT/$ex"
+  (cd "$BUILD/examples" && CAPPROF_OUTPUT="$OUT/$ex/" wine "./$ex.exe") >"$OUT/$ex.out" 2>&1 \
+    || { cat "$OUT/$ex.out"; fail "examples/$ex.exe"; }
+  set -- "$OUT/$ex"/$ex.*.capprof
+  [ -f "$1" ] || fail "examples/$ex: no dump"
+  wine "$BUILD/capprof.exe" tree "$1" >"$OUT/$ex.tree" 2>&1 || fail "capprof.exe tree $ex"
+  grep -q " main" "$OUT/$ex.tree" || fail "examples/$ex: main not symbolized"
+  echo "$ex: $(grep -c . "$OUT/$ex.tree") tree lines, symbolized"
+done
+
+step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
+CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
+  src/win/os.c src/win/hooks.c"
+# No Windows SDK here: MinGW-w64's headers stand in, with the macros the
+# SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
+# attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
+for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
+  case $target in
+    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra=src/win/frame_x64.c ;;
+    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_;   extra=src/win/hooks_x86.c ;;
+  esac
+  for f in $CC_SRCS $extra; do
+    (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
+       -imsvc $inc -Iinclude -DCAPPROF_BUILDING /W4 /O2 /c /Fo"$OUT/cl.obj" -- "$f") \
+       >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl $target $f"; }
+  done
+  echo "clang-cl $target: $(echo $CC_SRCS $extra | wc -w) files compiled"
+  # hooks.c registers its start-up (.CRT$XCU) and TLS callback (.CRT$XLB).
+  (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
+     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/hooks.obj" -- src/win/hooks.c) \
+     >/dev/null 2>&1 || fail "clang-cl $target hooks.c"
+  for sec in '.CRT$XCU' '.CRT$XLB'; do
+    x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF "$sec" || fail "$target: no $sec in hooks.obj"
+  done
+done
+# The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
+# (found first through -Itools/win), no C++ demangler.
+TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c)
+for f in $TOOL_SRCS tools/win/getopt.c tools/win/demangle_none.c; do
+  (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
+     -D_AMD64_ -Itools/win -Itools -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
+     /c /Fo"$OUT/cl.obj" -- "$f") >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl tool $f"; }
+done
+echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C files and tools/win compiled"
+if command -v x86_64-w64-mingw32-nm >/dev/null 2>&1; then
+  (cd "$SRC" && clang --driver-mode=cl --target=i686-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
+     -D_X86_ -imsvc /usr/i686-w64-mingw32/include -Iinclude /O2 /c /Fo"$OUT/hooks_x86.obj" \
+     -- src/win/hooks_x86.c) >/dev/null 2>&1
+  x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __penter" || fail "x86: no __penter"
+  x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __pexit" || fail "x86: no __pexit"
+  echo "x86 naked hooks: __penter and __pexit defined"
+fi
+if command -v i686-w64-mingw32-gcc-posix >/dev/null 2>&1; then
+  # 32-bit MinGW: the runtime (static and DLL) and the tool build; nothing
+  # 32-bit can run here (no 32-bit wine).
+  B32="$BUILD/i686"
+  cmake -S "$SRC" -B "$B32" -DCMAKE_TOOLCHAIN_FILE="$SRC/cmake/toolchain-mingw64.cmake" \
+    -DCAPPROF_MINGW_PREFIX=i686-w64-mingw32 -DCAPPROF_BUILD_TESTS=OFF \
+    -DCAPPROF_BUILD_EXAMPLES=OFF -DCAPPROF_BUILD_BENCH=OFF >"$OUT/i686.log" 2>&1 \
+    && cmake --build "$B32" -j "$JOBS" --target capprof capprof_shared capprof_tool \
+       >>"$OUT/i686.log" 2>&1 || { tail -30 "$OUT/i686.log"; fail "i686-w64-mingw32 build"; }
+  echo "i686-w64-mingw32: libcapprof.a, capprof.dll and capprof.exe built (not run)"
+fi
+
+step "all Windows checks passed"
