@@ -172,9 +172,24 @@ for b in "${builds[@]}"; do
 
   # (e) ground truth: errors of exclusive/inclusive times, compensated and
   # raw; median over TPROCS processes (each calibrates once at start-up).
-  : > "$tmp/truth.txt"; : > "$tmp/truthf.txt"
+  : > "$tmp/truth.txt"; : > "$tmp/truthf.txt"; : > "$tmp/tool.txt"
   for ((i = 0; i < TPROCS; i++)); do
-    "$w/bench_truth" $TREPS "$tmp/truth.capprof" >> "$tmp/truth.txt"
+    "$w/bench_truth" $TREPS "$tmp/truth.capprof" > "$tmp/truth1.txt"
+    cat "$tmp/truth1.txt" >> "$tmp/truth.txt"
+    # What the tool reports for this process's best dump, against its truth.
+    if "$b/capprof" export --format=csv "$tmp/truth.capprof.best" > "$tmp/truth.csv" 2>/dev/null; then
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+               { fn = $col["function"]; sub(/^cap_/, "", fn); c = $col["calls"]
+                 if (c > 0) printf "tool fn=%s self=%.1f total=%.1f\n", fn,
+                   $col["self_ns"] / c, $col["total_ns"] / c }' "$tmp/truth.csv" > "$tmp/tool1.txt"
+      while read -r line; do
+        fn=$(kv "$line" fn)
+        t=$(grep "^truth fn=$fn " "$tmp/truth1.txt")
+        echo "tool fn=$fn excl_err=$(calc "100*($(kv "$line" self) - $(kv "$t" truth_excl))/$(kv "$t" truth_excl)" 1)" \
+             "incl_err=$(calc "100*($(kv "$line" total) - $(kv "$t" truth_incl))/$(kv "$t" truth_incl)" 1)"
+      done < "$tmp/tool1.txt" >> "$tmp/tool.txt"
+    fi
+    rm -f "$tmp/truth.capprof.best"
     CAPPROF_CLOCK=tsc-fast "$w/bench_truth" $TREPS "$tmp/truth.capprof" >> "$tmp/truthf.txt"
     cleandumps
   done
@@ -182,7 +197,7 @@ for b in "${builds[@]}"; do
        $(grep '^calib' "$tmp/truth.txt" | sed 's/calib //' | tr '\n' ';')
   printf '    %-6s %9s %9s %8s %8s %9s %9s %8s %8s\n' fn truth_ex comp_ex err% raw_err% truth_in comp_in err% raw_err%
   for fn in root heavy mid small tiny; do
-    med() { grep "^truth fn=$fn " "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p" | median; }
+    med() { grep -E "^(truth|tool) fn=$fn " "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p" | median; }
     te=$(med "$tmp/truth.txt" truth_excl); ce=$(med "$tmp/truth.txt" comp_excl_err)
     re=$(med "$tmp/truth.txt" raw_excl_err); ci=$(med "$tmp/truth.txt" comp_incl_err)
     ri=$(med "$tmp/truth.txt" raw_incl_err); fe=$(med "$tmp/truthf.txt" comp_excl_err)
@@ -201,6 +216,10 @@ for b in "${builds[@]}"; do
     if [ "$fn" = root ]; then
       a=${ci#-}
       row "(e) total time error (root inclusive)" "$ci % (raw $ri %)" "<= 5 %" "$(ok "$a <= 5")"
+    fi
+    if grep -q "^tool fn=$fn " "$tmp/tool.txt"; then
+      tx=$(med "$tmp/tool.txt" excl_err); tn=$(med "$tmp/tool.txt" incl_err)
+      row "    as 'capprof export' reports it (best 1 ms dump)" "excl $tx %, incl $tn %" "-" "-"
     fi
   done
 
@@ -222,6 +241,10 @@ for b in "${builds[@]}"; do
       if command -v uftrace >/dev/null; then
         frun fuft uftrace record --no-libcall -d "$tmp/uftrace.data" "$w/capprof_pg" tree "$tmp/in.cpd"
         rm -rf "$tmp/uftrace.data"
+        if [ -x "$w/capprof_cyg" ]; then
+          frun fcyg uftrace record --no-libcall -d "$tmp/uftrace.data" "$w/capprof_cyg" tree "$tmp/in.cpd"
+          rm -rf "$tmp/uftrace.data"
+        fi
       fi
       frun fgprof env -C "$tmp" "$w/capprof_pg" tree "$tmp/in.cpd"
       rm -f "$tmp/gmon.out"
@@ -233,6 +256,10 @@ for b in "${builds[@]}"; do
     if [ -n "${wall_min[$cc.fuft]:-}" ]; then
       fu=$(( ${wall_min[$cc.fuft]} - fp ))
       row "(f) same under uftrace record --no-libcall (-pg)" "+$(calc "100*$fu/$fp" 1) % CPU = $(calc "$fu/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fu/$fo >= 2.5")"
+      if [ -n "${wall_min[$cc.fcyg]:-}" ]; then
+        fy=$(( ${wall_min[$cc.fcyg]} - fp ))
+        row "(f) uftrace on the $flag build (same calls)" "+$(calc "100*$fy/$fp" 1) % CPU = $(calc "$fy/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fy/$fo >= 2.5")"
+      fi
     fi
     fg=$(( ${wall_min[$cc.fgprof]} - fp ))
     row "(f) same with gprof (-pg)" "+$(calc "100*$fg/$fp" 1) % CPU = $(calc "$fg/$fo") x capprof's" "-" "-"
