@@ -317,16 +317,7 @@ uint64_t capprof_zone_begin(const char *name)
     c = calltree_lookup(t, f->node, key);
     if (c == CPD_NO_PARENT) goto out;
   }
-  /* Written, published, written again, as cp_hot_enter does: hooks in a
-  ** signal handler may use the same slot before the publish. */
-  f[1].node = c;
-  f[1].sp = sp;
-  CP_BARRIER();
-  t->top = f + 1;
-  CP_BARRIER();
-  f[1].node = c;
-  f[1].sp = sp;
-  f[1].start = cp_now();
+  calltree_push(t, f, c, sp, cp_now());
   token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
 out:
   os_restore_errors(e);
