@@ -10,6 +10,7 @@
 #include "capprof/capprof.h"
 #include "dumpread.h"
 #include "wintest.h"
+#include "wtdump.h"
 
 typedef int (*work_fn)(int);
 typedef void *(*addr_fn)(void);
@@ -56,17 +57,8 @@ static void test_dllmain(void)
   WT_CHECK_EQ_U64(dll_work(4), 6);
   FreeLibrary(m);                                   /* DLL_PROCESS_DETACH hooks */
 
-  char path[MAX_PATH];
-  snprintf(path, sizeof path, "test_dllmain.%lu.capprof", GetCurrentProcessId());
-  DeleteFileA(path);
-  WT_CHECK_EQ_U64(capprof_dump(path, NULL, 0), 0);
-  struct cpd_dump *d = NULL;
-  char err[256];
-  if (cpd_load(path, &d, err, sizeof err) != 0) {
-    WT_CHECK(!"dump loads");
-    fprintf(stderr, "%s\n", err);
-    return;
-  }
+  struct cpd_dump *d = wt_dump("test_dllmain");
+  if (!d) return;
   const struct cpd_thread *self = NULL, *other = NULL;
   for (uint32_t i = 0; i < d->nthreads; i++) {
     if (d->threads[i].tid == GetCurrentThreadId()) self = &d->threads[i];
@@ -86,8 +78,7 @@ static void test_dllmain(void)
     WT_CHECK_EQ_U64(calls_of(other, helper_key, 0), 5);
     WT_CHECK(other->end_ns != 0);
   }
-  cpd_free(d);
-  DeleteFileA(path);
+  wt_dump_free(d);
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 #include "capprof/capprof.h"
 #include "dumpread.h"
 #include "wintest.h"
+#include "wtdump.h"
 
 extern uint64_t regs_in[7], xmm_in[12], flags_in, regs_enter[7], xmm_enter[12], flags_enter;
 extern uint64_t regs_exit[7], xmm_exit[12], flags_exit;
@@ -126,17 +127,8 @@ static void test_msvc_trees(void)
   WT_CHECK(h != NULL);
   WaitForSingleObject(h, INFINITE);
   CloseHandle(h);
-  char path[MAX_PATH];
-  snprintf(path, sizeof path, "test_regs.%lu.msvc.capprof", GetCurrentProcessId());
-  DeleteFileA(path);
-  WT_CHECK_EQ_U64(capprof_dump(path, NULL, 0), 0);
-  struct cpd_dump *d = NULL;
-  char err[256];
-  if (cpd_load(path, &d, err, sizeof err) != 0) {
-    WT_CHECK(!"dump loads");
-    fprintf(stderr, "%s\n", err);
-    return;
-  }
+  struct cpd_dump *d = wt_dump("test_regs.msvc");
+  if (!d) return;
   const struct cpd_thread *t = NULL;
   for (uint32_t i = 0; i < d->nthreads; i++)
     if (d->threads[i].tid == tid) t = &d->threads[i];
@@ -173,8 +165,7 @@ static void test_msvc_trees(void)
       WT_CHECK_EQ_U64(t->nodes[zc].calls, 3);
     }
   }
-  cpd_free(d);
-  DeleteFileA(path);
+  wt_dump_free(d);
 }
 
 /* ns per call an instrumented empty function costs its caller, /Gh + /GH,
@@ -205,15 +196,8 @@ static void test_cost(void)
 ** address of its `call _penter`, with the exact count. */
 static void test_tree(void)
 {
-  char path[MAX_PATH];
-  snprintf(path, sizeof path, "test_regs.%lu.tree.capprof", GetCurrentProcessId());
-  DeleteFileA(path);
-  WT_CHECK_EQ_U64(capprof_dump(path, NULL, 0), 0);
-  struct cpd_dump *d = NULL;
-  char err[256];
-  int rc = cpd_load(path, &d, err, sizeof err);
-  WT_CHECK_EQ_U64(rc, 0);
-  if (rc) { fprintf(stderr, "%s\n", err); return; }
+  struct cpd_dump *d = wt_dump("test_regs.tree");
+  if (!d) return;
   const struct cpd_thread *main_t = NULL;
   for (uint32_t i = 0; i < d->nthreads; i++)
     if (d->threads[i].tid == GetCurrentThreadId()) main_t = &d->threads[i];
@@ -243,8 +227,7 @@ static void test_tree(void)
         }
   }
   WT_CHECK_EQ_U64(singles, 3);
-  cpd_free(d);
-  DeleteFileA(path);
+  wt_dump_free(d);
 }
 
 int main(void)

@@ -12,6 +12,7 @@
 #include "capprof/capprof.h"
 #include "dumpread.h"
 #include "wintest.h"
+#include "wtdump.h"
 
 void after(void), cxx_thrower(int), seh_thrower(int), lj_thrower(int);
 int cxx_catcher(void), cxx_catcher_noafter(void), seh_catcher(void), lj_catcher(void);
@@ -68,15 +69,8 @@ static void test_unwinds(void)
   WT_CHECK_EQ_U64(seh_catcher(), 1);
   WT_CHECK_EQ_U64(lj_catcher(), 1);
 
-  char path[MAX_PATH];
-  snprintf(path, sizeof path, "test_unwind.%lu.tree.capprof", GetCurrentProcessId());
-  DeleteFileA(path);
-  WT_CHECK_EQ_U64(capprof_dump(path, NULL, 0), 0);
-  struct cpd_dump *d = NULL;
-  char err[256];
-  int rc = cpd_load(path, &d, err, sizeof err);
-  WT_CHECK_EQ_U64(rc, 0);
-  if (rc) { fprintf(stderr, "%s\n", err); return; }
+  struct cpd_dump *d = wt_dump("test_unwind.tree");
+  if (!d) return;
   for (uint32_t i = 0; i < d->nthreads; i++)
     if (d->threads[i].tid == GetCurrentThreadId()) T = &d->threads[i];
   WT_CHECK(T != NULL);
@@ -88,8 +82,7 @@ static void test_unwinds(void)
     check_shape(KEY(lj_catcher), KEY(lj_thrower), 4, 1);
     WT_CHECK_EQ_U64(children(0), 4);
   }
-  cpd_free(d);
-  DeleteFileA(path);
+  wt_dump_free(d);
 }
 
 int main(void)

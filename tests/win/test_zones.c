@@ -12,6 +12,7 @@
 #include "capprof/capprof.h"
 #include "dumpread.h"
 #include "wintest.h"
+#include "wtdump.h"
 
 void zinner(int), zouter(int), zforget(void), zcaller(void);
 
@@ -56,15 +57,8 @@ static void test_zones(void)
   CAPPROF_ZONE_END();
   CAPPROF_ZONE_END("plain");
 
-  char path[MAX_PATH];
-  snprintf(path, sizeof path, "test_zones.%lu.capprof", GetCurrentProcessId());
-  DeleteFileA(path);
-  WT_CHECK_EQ_U64(capprof_dump(path, NULL, 0), 0);
-  struct cpd_dump *d = NULL;
-  char err[256];
-  int rc = cpd_load(path, &d, err, sizeof err);
-  WT_CHECK_EQ_U64(rc, 0);
-  if (rc) { fprintf(stderr, "%s\n", err); return; }
+  struct cpd_dump *d = wt_dump("test_zones");
+  if (!d) return;
   D = d;
   for (uint32_t i = 0; i < d->nthreads; i++)
     if (d->threads[i].tid == GetCurrentThreadId()) T = &d->threads[i];
