@@ -285,11 +285,15 @@ static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
   o->t.max_raw = cpd_ticks_to_ns(d, (double)c->max);
   double incl = o->t.incl_raw - n * pd->inner_ns - (double)desc * pd->outer_ns;
   o->t.incl = incl > 0 ? incl : 0;
-  /* One call's probes: its own, and those of the calls below it, taken at
-  ** the average number of calls below one call. */
-  double per_call = n > 0 ? pd->inner_ns + (double)desc / n * pd->outer_ns : pd->inner_ns;
-  o->t.min = o->t.min_raw > per_call ? o->t.min_raw - per_call : 0;
-  o->t.max = o->t.max_raw > per_call ? o->t.max_raw - per_call : 0;
+  /* How many calls ran below the shortest and the longest call is not
+  ** recorded. The shortest loses its own probe only (it may have made no
+  ** calls) and is at most the average; the longest loses its own and those
+  ** of an average call's descendants, and is at least the average. */
+  double avg = n > 0 ? o->t.incl / n : 0;
+  double min = o->t.min_raw - pd->inner_ns;
+  double max = o->t.max_raw - pd->inner_ns - (n > 0 ? (double)desc / n * pd->outer_ns : 0);
+  o->t.min = min < 0 ? 0 : min > avg ? avg : min;
+  o->t.max = max < avg ? avg : max;
 }
 
 static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,

@@ -87,9 +87,10 @@ static void compensation(void **state)
   /* raw exclusive = I - sum of children's I */
   assert_true(n[1].t.excl_raw == 400);
   assert_true(n[2].t.excl_raw == 400);
-  /* min and max lose inner and the average calls below one call x outer */
+  /* min loses inner and is at most the average; max loses inner and an
+  ** average call's descendants' probes, and is at least the average */
   assert_true(n[3].t.min == 0 && n[3].t.max == 5);             /* 15 - 10 */
-  assert_true(n[2].t.min == 0 && n[2].t.max == 40);            /* 90 - 10 - 2*20 */
+  assert_true(n[2].t.min == 10 && n[2].t.max == 40);           /* avg 10; 90 - 10 - 2*20 */
   assert_true(n[2].t.max_raw == 90);
   assert_int_equal(n[1].desc_calls, 30);
   assert_true(n[0].t.incl == 390);
