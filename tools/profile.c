@@ -232,6 +232,11 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     double e = nd[i].t.incl - nd[i].t.excl, r = nd[i].t.incl_raw - nd[i].t.excl_raw;
     nd[i].t.excl = e > 0 ? e : 0;
     nd[i].t.excl_raw = r > 0 ? r : 0;
+    if (i && nd[i].calls) {             /* the shortest <= average <= the longest */
+      double avg = nd[i].t.incl / (double)nd[i].calls;
+      if (nd[i].t.min > avg) nd[i].t.min = avg;
+      if (nd[i].t.max < avg) nd[i].t.max = avg;
+    }
   }
 
   uint32_t *order = malloc((size_t)n * sizeof *order);
@@ -287,13 +292,12 @@ static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
   o->t.incl = incl > 0 ? incl : 0;
   /* How many calls ran below the shortest and the longest call is not
   ** recorded. The shortest loses its own probe only (it may have made no
-  ** calls) and is at most the average; the longest loses its own and those
-  ** of an average call's descendants, and is at least the average. */
-  double avg = n > 0 ? o->t.incl / n : 0;
+  ** calls); the longest loses its own and those of an average call's
+  ** descendants. finish_tree then keeps both on their side of the average. */
   double min = o->t.min_raw - pd->inner_ns;
   double max = o->t.max_raw - pd->inner_ns - (n > 0 ? (double)desc / n * pd->outer_ns : 0);
-  o->t.min = min < 0 ? 0 : min > avg ? avg : min;
-  o->t.max = max < avg ? avg : max;
+  o->t.min = min > 0 ? min : 0;
+  o->t.max = max > 0 ? max : 0;
 }
 
 static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,

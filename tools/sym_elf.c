@@ -6,6 +6,7 @@
 ** file found by build-id under /usr/lib/debug/.build-id/.
 ** libdwfl's standard find-debuginfo then locates DWARF for stripped files.
 */
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +24,15 @@ struct elf_module {
   Dwfl_Module *mod;
   uint64_t delta;          /* added to a run-time address gives a Dwfl address */
   char *file;              /* the file the symbols come from (malloc'd) */
+  struct cu_range *cus;    /* address ranges of the compile units, sorted */
+  size_t ncus;             /* (built on first need; see cu_line) */
+  int cus_built;
+};
+
+/* One address range of one compile unit, in Dwfl addresses. */
+struct cu_range {
+  Dwarf_Addr lo, hi, bias;
+  Dwarf_Die cu;
 };
 
 struct sym_backend {
@@ -61,6 +71,7 @@ void symb_close(struct sym_backend *b)
   {
     if (b->mods[i].dwfl) dwfl_end(b->mods[i].dwfl);
     free(b->mods[i].file);
+    free(b->mods[i].cus);
   }
   free(b->mods);
   free(b);
@@ -137,6 +148,54 @@ static void open_module(struct sym_backend *b, int i)
                                                      : "cannot read the file");
 }
 
+static int by_lo(const void *a, const void *b)
+{
+  const struct cu_range *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The ranges of every compile unit of the module, from their DW_AT_ranges or
+** low/high pc: libdw finds a unit by .debug_aranges, which Clang does not
+** emit unless asked (-gdwarf-aranges). */
+static void build_cus(struct elf_module *em)
+{
+  em->cus_built = 1;
+  size_t cap = 0;
+  Dwarf_Addr bias;
+  for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(em->mod, cu, &bias)) != NULL;) {
+    Dwarf_Addr base, start, end;
+    ptrdiff_t off = 0;
+    while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0) {
+      if (em->ncus == cap) {
+        size_t ncap = cap ? cap * 2 : 64;
+        struct cu_range *n = realloc(em->cus, ncap * sizeof *n);
+        if (!n) return;
+        em->cus = n;
+        cap = ncap;
+      }
+      em->cus[em->ncus++] = (struct cu_range){ start + bias, end + bias, bias, *cu };
+    }
+  }
+  qsort(em->cus, em->ncus, sizeof *em->cus, by_lo);
+}
+
+/* The source line of Dwfl address q through the unit ranges; NULL if none. */
+static const char *cu_line(struct elf_module *em, Dwarf_Addr q, int *ln)
+{
+  if (!em->cus_built) build_cus(em);
+  size_t lo = 0, hi = em->ncus;
+  while (lo < hi) {                      /* last range starting at or below q */
+    size_t mid = lo + (hi - lo) / 2;
+    if (em->cus[mid].lo <= q) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || q >= em->cus[lo - 1].hi) return NULL;
+  struct cu_range *r = &em->cus[lo - 1];
+  Dwarf_Line *l = dwarf_getsrc_die(&r->cu, q - r->bias);
+  if (!l || dwarf_lineno(l, ln) != 0) return NULL;
+  return dwarf_linesrc(l, NULL, NULL);
+}
+
 int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char **file,
                 unsigned *line)
 {
@@ -156,7 +215,7 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
   /* The line of the function's first address: where it is defined. */
   Dwfl_Line *l = dwfl_module_getsrc(em->mod, q - off);
   int ln = 0;
-  const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : NULL;
+  const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : cu_line(em, q - off, &ln);
   if (src) {
     *file = strdup(src);
     *line = ln > 0 ? (unsigned)ln : 0;

@@ -41,6 +41,10 @@ if(CAPPROF_CLANG AND CAPPROF_VALGRIND)
     $<TARGET_FILE:capprof_tool> ${CAPPROF_CLANG} $<TARGET_FILE:capprof>
     ${CMAKE_CURRENT_BINARY_DIR}/tool_vs_callgrind)
 endif()
+if(CAPPROF_CLANG)
+  add_test(NAME tool_clang_lines COMMAND sh ${TOOL_TESTS}/clang_lines.sh
+    $<TARGET_FILE:capprof_tool> ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+endif()
 
 # The fuzzer needs clang's libFuzzer, whatever compiler builds the rest: it
 # is compiled by a custom command so a GCC build can still run it.
