@@ -4,6 +4,7 @@
 ** map from dl_iterate_phdr, files, and process start-up, exit and fork.
 */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -192,32 +193,116 @@ static void find_build_id(struct dl_phdr_info *info, struct cp_module *m)
   }
 }
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* Describe a loaded object; 0, or -1 if it maps nothing. */
+static int describe(struct dl_phdr_info *info, struct cp_module *m)
 {
-  (void)size;
-  struct phdr_ctx *c = data;
-  struct cp_module m = { 0 };
   uint64_t lo = UINT64_MAX, hi = 0;
+  memset(m, 0, sizeof *m);
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD) continue;
     if (ph->p_vaddr < lo) lo = ph->p_vaddr;
     if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
   }
-  if (lo == UINT64_MAX) return 0;
+  if (lo == UINT64_MAX) return -1;
   /* base is the load bias: an address minus base is the ELF virtual address.
   ** size covers the mapped segments from the bias. */
-  m.base = info->dlpi_addr;
-  m.size = hi;
-  m.path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
-  find_build_id(info, &m);
-  return c->fn(&m, c->ctx);
+  m->base = info->dlpi_addr;
+  m->size = hi;
+  m->path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
+  find_build_id(info, m);
+  return 0;
+}
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  struct phdr_ctx *c = data;
+  struct cp_module m;
+  return describe(info, &m) == 0 ? c->fn(&m, c->ctx) : 0;
+}
+
+/* Modules that dlclose unloaded before the dump, recorded by the interposer
+** below so that the calls into them can still be symbolized. os_lock. */
+#define RETIRED_MAX 256
+struct retired {
+  uint64_t base, size;
+  uint32_t id_len;
+  unsigned char id[64];
+  char path[1024];
+};
+static struct retired *retired;     /* RETIRED_MAX entries, reserved on first use */
+static unsigned nretired;
+
+static int same_object(struct dl_phdr_info *info, uint64_t base, const char *path)
+{
+  const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
+  return info->dlpi_addr == base && strcmp(name, path) == 0;
+}
+
+static int retire_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  const struct link_map *lm = data;
+  struct cp_module m;
+  if (!same_object(info, lm->l_addr, lm->l_name) || describe(info, &m) != 0) return 0;
+  for (unsigned i = 0; i < nretired; i++)
+    if (retired[i].base == m.base && strcmp(retired[i].path, m.path) == 0) return 1;
+  if (nretired == RETIRED_MAX || strlen(m.path) >= sizeof retired->path ||
+      m.id_len > sizeof retired->id)
+    return 1;
+  struct retired *r = &retired[nretired++];
+  r->base = m.base;
+  r->size = m.size;
+  r->id_len = m.id_kind == CPD_MODID_GNU_BUILD_ID ? m.id_len : 0;
+  memcpy(r->id, m.id, r->id_len);
+  strcpy(r->path, m.path);
+  return 1;
+}
+
+/* The interposer: weak, so that a program with its own dlclose keeps it. */
+__attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle)
+{
+  static int (*next)(void *);
+  if (!next) next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+  if (!next) return -1;
+  struct link_map *lm = NULL;
+  void *volatile h = handle;       /* declared nonnull, but callers err */
+  if (!cp_g.disabled && h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+    os_errsave e = os_save_errors();
+    os_lock();
+    size_t bytes = RETIRED_MAX * sizeof *retired;
+    if (!retired && (retired = os_reserve(bytes)) && os_commit(retired, bytes) != 0) {
+      os_release(retired, bytes);
+      retired = NULL;
+    }
+    if (retired) dl_iterate_phdr(retire_cb, lm);
+    os_unlock();
+    os_restore_errors(e);
+  }
+  return next(handle);
+}
+
+static int live_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  const struct retired *r = data;
+  return same_object(info, r->base, r->path);
 }
 
 int os_modules(os_module_fn fn, void *ctx)
 {
   struct phdr_ctx c = { fn, ctx };
-  return dl_iterate_phdr(phdr_cb, &c);
+  int rc = dl_iterate_phdr(phdr_cb, &c);
+  for (unsigned i = 0; rc == 0 && i < nretired; i++) {
+    const struct retired *r = &retired[i];
+    if (dl_iterate_phdr(live_cb, (void *)r)) continue;    /* loaded again */
+    struct cp_module m = { .path = r->path, .base = r->base, .size = r->size,
+                           .id_kind = r->id_len ? CPD_MODID_GNU_BUILD_ID : CPD_MODID_NONE,
+                           .id_len = r->id_len, .id = r->id };
+    rc = fn(&m, ctx);
+  }
+  return rc;
 }
 
 /* ---- files -------------------------------------------------------------------- */

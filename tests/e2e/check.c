@@ -10,6 +10,7 @@
 **   chain f N          the longest chain f->f->...->f has N levels, 1 call each
 **   nodes-at-least N   the thread has at least N nodes
 **   consistent         every node's children's inclusive sum <= its inclusive
+**   module NAME        the module map has a module whose path contains NAME
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
@@ -108,7 +109,12 @@ int main(int argc, char **argv)
     unsigned long long n = 0;
     int k = sscanf(line, "%31s %399s %llu", op, arg, &n);
     if (k < 1 || op[0] == '#') continue;
-    if (!strcmp(op, "threads")) {
+    if (!strcmp(op, "module")) {
+      int found = 0;
+      for (uint32_t i = 0; i < d->nmodules; i++)
+        if (strstr(d->modules[i].path, arg)) found = 1;
+      if (!found) fail(ln, "no module %s in the module map", arg);
+    } else if (!strcmp(op, "threads")) {
       if (d->nthreads != strtoull(arg, NULL, 10)) fail(ln, "%u threads, expected %s", d->nthreads, arg);
     } else if (!strcmp(op, "thread")) {
       t = NULL;

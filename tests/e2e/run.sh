@@ -27,13 +27,17 @@ if [ -f "$e2e/${name}_noinstr.c" ]; then
   "$cc" -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
   objs="$objs noinstr.o"
 fi
+if [ -f "$e2e/${name}_lib.c" ]; then      # an instrumented library it dlopens
+  "$cc" -O1 -g -fPIC -shared -I"$src/include" -I"$e2e" $hooks "$e2e/${name}_lib.c" \
+    -o "lib${name}_lib.so"
+fi
 if [ "$link" = shared ]; then
   lib="-L$build -lcapprof -Wl,-rpath,$build"
 else
   lib="$build/libcapprof.a"
 fi
 # shellcheck disable=SC2086
-"$compiler" -o prog $objs $lib -lpthread
+"$compiler" -o prog $objs $lib -lpthread -ldl
 
 status=0
 E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
@@ -51,5 +55,11 @@ if [ -f "$e2e/$name.child.expect" ]; then
   child=$(ls "$work"/prog.*.capprof | grep -v "prog.$pid.capprof" | head -n 1)
   [ -n "$child" ] || { echo "no dump from the child process"; exit 1; }
   "$build/tests/e2e_check" "$child" map "$e2e/$name.child.expect"
+fi
+if [ -f "$e2e/$name.report" ]; then       # lines 'capprof report' must show
+  "$build/capprof" report "$dump" > report.txt
+  while IFS= read -r want; do
+    grep -qF "$want" report.txt || { echo "report lacks: $want"; cat report.txt; exit 1; }
+  done < "$e2e/$name.report"
 fi
 echo "ok: $name ($(basename "$cc"), $link)"
