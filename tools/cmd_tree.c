@@ -54,13 +54,17 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   const struct prof_node *nd = t->nodes;
   double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
   uint64_t calls = 0;
-  for (uint32_t i = 1; i < t->nnodes; i++) calls += nd[i].calls;
+  uint32_t paths = 0;       /* the overflow nodes count only when used */
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    calls += nd[i].calls;
+    paths += nd[i].calls || !p->funcs[nd[i].func].synthetic;
+  }
   if (t->dump >= 0)
     printf("thread %" PRIu64 " \"%s\"", t->tid, t->name);
   else
     printf("all threads");
   printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
-         t->nnodes - 1, o->raw ? " (raw times)" : "");
+         paths, o->raw ? " (raw times)" : "");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   printf("%12s %10s %10s %10s %10s %10s %6s  %s\n", "calls", "inclusive", "exclusive", "average",
