@@ -79,7 +79,6 @@ struct cp_thread {
   uint64_t end_ticks;         /* clock at thread end */
   uint64_t lost_frames;       /* calls not recorded: stack could not grow */
   uint32_t generation;        /* reset generation the tree belongs to */
-  int dead;                   /* the OS thread no longer exists (after fork) */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   char name[64];              /* thread name, NUL-terminated */
