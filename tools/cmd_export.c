@@ -12,6 +12,7 @@
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,
+  &export_html,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -35,7 +36,9 @@ static void usage(void)
   for (size_t i = 0; i < NFORMATS; i++)
     printf("      %-12s %s\n", formats[i]->name, formats[i]->summary);
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
-         "  -h, --help           this text\n");
+         "      --max-nodes=N    html: at most N call-tree nodes in the page (default\n"
+         "                       %u; 0: all); the smallest paths become \"[other]\"\n"
+         "  -h, --help           this text\n", EXPORT_HTML_MAX_NODES);
 }
 
 int cmd_export(int argc, char **argv)
@@ -43,6 +46,7 @@ int cmd_export(int argc, char **argv)
   static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
+    { "max-nodes", required_argument, NULL, 'N' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -58,9 +62,15 @@ int cmd_export(int argc, char **argv)
         if (!strcmp(formats[i]->name, optarg)) ex = formats[i];
       if (!ex)
         return 1 + tool_error("export: unknown format '%s' (json, csv, callgrind, folded, "
-                              "speedscope)", optarg);
+                              "speedscope, html)", optarg);
       break;
     case 'o': out = optarg; break;
+    case 'N': {
+      double v;
+      if (tool_parse_num("export", "--max-nodes", optarg, 4e9, &v)) return 2;
+      export_html_max_nodes = (uint32_t)v;
+      break;
+    }
     case 'h': usage(); return 0;
     default: return tool_bad_option("export", argv, c);
     }

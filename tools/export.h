@@ -20,7 +20,18 @@ struct exporter {
 };
 
 extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
-    export_speedscope;
+    export_speedscope, export_html;
+
+/* The HTML page (export_html.c) holds at most this many call-tree nodes over
+** all its trees; above it, each tree keeps its paths with the most inclusive
+** time and sums the rest, per parent, into one "[other]" node. 0: no limit.
+** Set by --max-nodes of 'export' and 'diff'. */
+#define EXPORT_HTML_MAX_NODES 500000u
+extern uint32_t export_html_max_nodes;
+
+/* 'capprof diff --format=html': the page comparing the runs BASE with the
+** runs NEW (one run per dump). Returns an exit status; errors are printed. */
+int diff_html(char **base, int nbase, char **after, int nafter, int raw, const char *out);
 
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
 void json_string(FILE *f, const char *s);
