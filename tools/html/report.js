@@ -559,7 +559,8 @@
     tbody.appendChild(frag);
     $('table-note').textContent = (idx.length > MAX_TABLE_ROWS ? 'showing ' + MAX_TABLE_ROWS + ' of ' : '') +
       fmtCount(idx.length) + ' function' + (idx.length === 1 ? '' : 's') +
-      (q ? ' matching "' + q + '"' : '') + '; click a column to sort, a row for its callers and callees';
+      (q ? ' matching "' + q + '"' : '') + '; click a column to sort' +
+      (diff ? ', a row to mark its paths in the graph' : ', a row for its callers and callees');
   }
 
   function setSort(k) {
@@ -632,24 +633,25 @@
     tb.appendChild(tr);
   }
 
-  function describeDumps(tb, dumps, prefix) {
-    if (!dumps.length) return;
-    var d0 = dumps[0];
-    fact(tb, prefix + 'program', d0.exe);
-    fact(tb, prefix + 'command line', d0.cmdline);
+  /* Facts about a set of dumps, as [label, text] rows. */
+  function dumpFacts(dumps) {
+    if (!dumps.length) return [];
+    var d0 = dumps[0], rows = [['program', d0.exe], ['command line', d0.cmdline]];
     if (dumps.length === 1) {
-      fact(tb, prefix + 'dump', d0.path + ' (pid ' + d0.pid + (d0.merged ? ', merged by capprof merge' : '') + ')');
-      fact(tb, prefix + 'duration', fmtNs(d0.duration_ns) + ' from start to dump');
+      rows.push(['dump', d0.path + ' (pid ' + d0.pid + (d0.merged ? ', merged by capprof merge' : '') + ')']);
+      rows.push(['duration', fmtNs(d0.duration_ns) + ' from start to dump']);
     } else {
-      fact(tb, prefix + 'dumps', dumps.length + ': ' + dumps.map(function (d) { return baseName(d.path); }).join(', '));
-      fact(tb, prefix + 'duration', dumps.map(function (d) { return fmtNs(d.duration_ns); }).join(', ') +
-        ' (each run, start to dump)');
+      rows.push(['dumps', dumps.length + ' (one run each): ' +
+        dumps.map(function (d) { return baseName(d.path); }).join(', ')]);
+      rows.push(['duration', dumps.map(function (d) { return fmtNs(d.duration_ns); }).join(', ') +
+        ' (each run, start to dump)']);
     }
     var probes = dumps.map(function (d) {
       return fmtNs(d.probe_inner_ns) + ' own + ' + fmtNs(d.probe_outer_ns) + ' caller\'s';
     });
     var uniq = probes.filter(function (p, k) { return probes.indexOf(p) === k; });
-    fact(tb, prefix + 'probe overhead', uniq.join('; ') + ' per call (calibrated at start-up; clock: ' + d0.clock + ')');
+    rows.push(['probe overhead', uniq.join('; ') + ' per call (calibrated at start-up; clock: ' + d0.clock + ')']);
+    return rows;
   }
 
   function header() {
@@ -660,7 +662,7 @@
     var comp = D.compensated ? 'compensated: each call\'s probe overhead is subtracted (per call and per call below, clamped at 0)'
       : 'raw: as measured, the probe overhead included (--raw)';
     if (!diff) {
-      describeDumps(tb, D.dumps, '');
+      dumpFacts(D.dumps).forEach(function (r) { fact(tb, r[0], r[1]); });
       fact(tb, 'threads', String(D.threads));
       fact(tb, 'calls', fmtCount(D.calls));
       fact(tb, 'total time', fmtNs(D.total_ns) + ' (all threads, inclusive)');
@@ -669,10 +671,17 @@
           fmtNs(D.flat.run_sd) + ' (sd), ' + fmtNs(D.flat.run_min) + ' to ' + fmtNs(D.flat.run_max));
       }
     } else {
-      describeDumps(tb, D.base.dumps, 'before: ');
-      fact(tb, 'before: runs', String(D.base.runs));
-      describeDumps(tb, D['new'].dumps, 'after: ');
-      fact(tb, 'after: runs', String(D['new'].runs));
+      var a = dumpFacts(D.base.dumps), b = dumpFacts(D['new'].dumps), hd = el('tr');
+      ['', 'before (BASE)', 'after (NEW)'].forEach(function (h) { hd.appendChild(el('th', null, h)); });
+      tb.appendChild(hd);
+      for (var i = 0; i < Math.max(a.length, b.length); i++) {
+        var tr = el('tr');
+        tr.appendChild(el('td', null, (a[i] || b[i])[0]));
+        tr.appendChild(el('td', null, a[i] ? a[i][1] : ''));
+        tr.appendChild(el('td', null, b[i] ? b[i][1] : ''));
+        tb.appendChild(tr);
+      }
+      fact(tb, 'runs', D.base.runs + ' before, ' + D['new'].runs + ' after');
       fact(tb, 'verdict', 'per function, a change is "real" when it exceeds the run-to-run spread ' +
         '(Welch\'s t test, two-sided, 95%), "noise" when it does not, as capprof diff BASE... -- NEW... ' +
         'says' + (D.base.runs < 2 || D['new'].runs < 2 ? '; each side needs two runs or more for a verdict, ' +
@@ -793,6 +802,19 @@
       if (best < 0) return null;
       var b = canvas.getBoundingClientRect();
       return { x: b.left + rects.x[best] + rects.w[best] / 2, y: b.top + rects.row[best] * ROW + ROW / 2 };
+    },
+    /* Calls and inclusive time (as 'capprof tree' prints them) of the
+    ** widest drawn node of a function. */
+    nodeFigures: function (name) {
+      var best = -1;
+      for (var k = 0; rects && k < rects.node.length; k++) {
+        var n = rects.node[k];
+        if (n && F.name[cur.f[n]] === name && (best < 0 || rects.w[k] > rects.w[best])) best = k;
+      }
+      if (best < 0) return null;
+      var i = rects.node[best];
+      return { calls: fmtCount(cur.c[i]), incl: fmtNs(cur.t[i]), excl: fmtNs(cur.excl[i]),
+        depth: cur.depth[i] };
     },
     zoomName: function () { return cur ? nodeName(cur, zoom) : null; },
     drawn: function () { return rects ? rects.node.length : 0; }
