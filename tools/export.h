@@ -26,7 +26,7 @@ extern const struct exporter export_json, export_csv, export_callgrind, export_f
 ** all its trees; above it, each tree keeps its paths with the most inclusive
 ** time and sums the rest, per parent, into one "[other]" node. 0: no limit.
 ** Set by --max-nodes of 'export' and 'diff'. */
-#define EXPORT_HTML_MAX_NODES 500000u
+#define EXPORT_HTML_MAX_NODES 1000000u
 extern uint32_t export_html_max_nodes;
 
 /* 'capprof diff --format=html': the page comparing the runs BASE with the

@@ -81,6 +81,27 @@ static void jdec(FILE *f, double v)
   else fprintf(f, "%.3f", v);
 }
 
+/* Numbers through a buffer of our own: a million-node tree writes six
+** million of them, and a stdio call each costs more than formatting. */
+struct out { FILE *f; size_t n; char b[1 << 16]; };
+
+static void out_flush(struct out *o)
+{
+  fwrite(o->b, 1, o->n, o->f);
+  o->n = 0;
+}
+
+/* v rounded to a whole number, after a comma (a newline every 32) unless j is 0. */
+static void out_num(struct out *o, uint32_t j, double v)
+{
+  if (o->n > sizeof o->b - 48) out_flush(o);
+  if (j) o->b[o->n++] = ',';
+  if (j && j % 32 == 0) o->b[o->n++] = '\n';
+  if (v < 0) { o->b[o->n++] = '-'; v = -v; }
+  if (!(v < 1e18)) v = v == v ? 1e18 : 0;
+  o->n += fmt_u64((uint64_t)(v + 0.5), o->b + o->n, 24);
+}
+
 /* ---- a u64 -> u32 map (edges, the diff's union of paths) -------------------- */
 
 struct hmap { uint64_t *k; uint32_t *v; size_t mask, used; };
@@ -484,15 +505,20 @@ static int write_edges(FILE *f, const struct profile *p)
     }
   }
   /* [caller, callee, calls, inclusive ns, exclusive ns] per edge. */
+  struct out *ob = malloc(sizeof *ob);
+  if (!ob) goto out;
+  ob->f = f;
+  ob->n = 0;
   putc('[', f);
-  for (uint32_t x = 0; x < ne; x++) {
-    fprintf(f, "%s%u,%u,", x ? (x % 8 ? "," : ",\n") : "", e[x].from, e[x].to);
-    jint(f, (double)e[x].calls);
-    putc(',', f);
-    jint(f, e[x].incl);
-    putc(',', f);
-    jint(f, e[x].excl);
+  for (uint32_t x = 0, j = 0; x < ne; x++) {
+    out_num(ob, j++, e[x].from);
+    out_num(ob, j++, e[x].to);
+    out_num(ob, j++, (double)e[x].calls);
+    out_num(ob, j++, e[x].incl);
+    out_num(ob, j++, e[x].excl);
   }
+  out_flush(ob);
+  free(ob);
   putc(']', f);
   rc = 0;
 out:
@@ -531,11 +557,6 @@ static int by_weight(const void *pa, const void *pb)
 }
 
 struct other { double calls, incl, min, max, bcalls, bincl; uint32_t n; };
-
-static void sep(FILE *f, uint32_t j)
-{
-  if (j) fputs(j % 32 ? "," : ",\n", f);
-}
 
 /* Write tree w with at most budget nodes (0: all) as a JSON object. The
 ** nodes go in preorder, children largest first as in 'tree'; "n" is each
@@ -616,27 +637,37 @@ static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, u
   fprintf(f, ",\"tid\":%" PRIu64 ",\"dump\":%d,\"calls\":%" PRIu64 ",\"nodes\":%u,"
              "\"written\":%u,\"pruned\":%u,\"lost_calls\":%" PRIu64 ",\"open_calls\":%u",
           t->tid, t->dump, calls, nvis, m, nothers, t->lost_calls, t->open_calls);
-  static const char *const keys[] = { "n", "f", "c", "t", "mn", "mx", "bc", "bt" };
-  for (int col = 0; col < 8; col++) {
-    if ((col >= 6) != (w->bcalls != NULL) && col >= 4) continue;   /* diff: no min/max */
-    fprintf(f, ",\n\"%s\":[", keys[col]);
-    for (uint32_t j = 0; j < m; j++) {
-      uint32_t e = ord[j], i = e & ~OTHER_BIT;
-      const struct other *x = e & OTHER_BIT ? &o[i] : NULL;
-      sep(f, j);
-      switch (col) {
-      case 0: jint(f, x ? 0 : kids[i]); break;
-      case 1: jint(f, x ? other_func : nd[i].func); break;
-      case 2: jint(f, x ? x->calls : (double)nd[i].calls); break;
-      case 3: jint(f, x ? x->incl : nd[i].t.incl); break;
-      case 4: jint(f, x ? x->min : nd[i].t.min); break;
-      case 5: jint(f, x ? x->max : nd[i].t.max); break;
-      case 6: jint(f, x ? x->bcalls : w->bcalls[i]); break;
-      default: jint(f, x ? x->bincl : w->bincl[i]); break;
-      }
+  /* Gather the six columns in one pass over the nodes (in preorder, an
+  ** order that jumps around the node array), then write each. */
+  static const char *const keys[2][6] = { { "n", "f", "c", "t", "mn", "mx" },
+                                          { "n", "f", "c", "t", "bc", "bt" } };
+  double *v = malloc((size_t)m * 6 * sizeof *v);
+  struct out *ob = malloc(sizeof *ob);
+  if (!v || !ob) { free(v); free(ob); goto out; }
+  for (uint32_t j = 0; j < m; j++) {
+    uint32_t e = ord[j], i = e & ~OTHER_BIT;
+    double *r = &v[(size_t)j * 6];
+    if (e & OTHER_BIT) {
+      const struct other *x = &o[i];
+      r[0] = 0; r[1] = other_func; r[2] = x->calls; r[3] = x->incl;
+      r[4] = w->bcalls ? x->bcalls : x->min;
+      r[5] = w->bcalls ? x->bincl : x->max;
+    } else {
+      r[0] = kids[i]; r[1] = nd[i].func; r[2] = (double)nd[i].calls; r[3] = nd[i].t.incl;
+      r[4] = w->bcalls ? w->bcalls[i] : nd[i].t.min;
+      r[5] = w->bcalls ? w->bincl[i] : nd[i].t.max;
     }
+  }
+  ob->f = f;
+  ob->n = 0;
+  for (int col = 0; col < 6; col++) {
+    fprintf(f, ",\n\"%s\":[", keys[w->bcalls != NULL][col]);
+    for (uint32_t j = 0; j < m; j++) out_num(ob, j, v[(size_t)j * 6 + col]);
+    out_flush(ob);
     putc(']', f);
   }
+  free(v);
+  free(ob);
   /* Sparse lists: [entry, paths summed] of each "[other]", open entries. */
   fputs(",\n\"other\":[", f);
   for (uint32_t j = 0, k = 0; j < m; j++)

@@ -13,5 +13,5 @@ if(NOT CAPPROF_CHROMIUM)
 endif()
 add_test(NAME html_page
   COMMAND ${CAPPROF_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_page.py $<TARGET_FILE:capprof_tool>
-          $<TARGET_FILE:calls> ${CMAKE_CURRENT_BINARY_DIR}/html_page)
+          $<TARGET_FILE:calls> ${CMAKE_CURRENT_BINARY_DIR}/html_page $<TARGET_FILE:tool_gen_dump>)
 set_tests_properties(html_page PROPERTIES TIMEOUT 180)

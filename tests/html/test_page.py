@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_page.py CAPPROF CALLS WORKDIR -- the HTML page in a real browser.
+"""test_page.py CAPPROF CALLS WORKDIR GEN_DUMP -- the HTML page in a real browser.
 
 Profiles the bundled example (CALLS, examples/calls.c), writes its page with
 'capprof export --format=html' and a diff page with 'capprof diff
@@ -9,7 +9,8 @@ and checks: no console error, no exception, no network request; the canvas
 is drawn; the known most-called function heads the table sorted by calls;
 clicking a known function's node zooms to it and the breadcrumb names it;
 its figures are those 'capprof tree' prints; hovering shows its tooltip; the
-callers pane lists its caller; search finds a known name. Screenshots
+callers pane lists its caller; search finds a known name. Names that hold
+markup (GEN_DUMP's 'markup' dump) show as text and run nothing. Screenshots
 (report.png, diff.png) stay in WORKDIR as artifacts. Fails loudly when
 Chromium is missing (.ci/deps installs it).
 """
@@ -21,7 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
 
-CAPPROF, CALLS, W = sys.argv[1], sys.argv[2], sys.argv[3]
+CAPPROF, CALLS, W, GEN = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 failures = []
 
 
@@ -221,6 +222,18 @@ def test_diff(b):
     check(res.startswith("1 function in"), "diff: search finds partition (%r)" % res)
 
 
+def test_markup(b):
+    dump = os.path.join(W, "markup.capprof")
+    run(GEN, dump, "markup", "12")
+    page = os.path.join(W, "markup.html")
+    run(CAPPROF, "export", "--format=html", "-o", page, dump)
+    load(b, page)
+    names = b.eval("Array.prototype.map.call(document.querySelectorAll('#flat td.fn'),"
+                   " function (td) { return td.textContent; }).join('|')")
+    check("</script><script>console.error('escaped')</script>" in names and "<!-- a & b -->" in names,
+          "names holding markup show as text (%r)" % names[:120])
+
+
 def main():
     exe = cdp.find_chromium()
     if not exe:
@@ -231,6 +244,7 @@ def main():
     try:
         test_report(b)
         test_diff(b)
+        test_markup(b)
     finally:
         b.close()
     print("screenshots: %s/report.png, %s/diff.png" % (W, W))

@@ -273,7 +273,7 @@
     if (deeper) note.push('Levels deeper than ' + MAX_ROWS + ' below the shown node are not drawn: click a node to zoom in.');
     if (cur.pruned) {
       note.push('This tree has ' + fmtCount(cur.nodes) + ' call paths; the page holds the ' +
-        fmtCount(cur.written - cur.pruned) + ' with the most inclusive time and sums the other ' +
+        fmtCount(cur.written - cur.pruned - 1) + ' with the most inclusive time and sums the other ' +
         'paths of each parent into one "[other]" node (' + fmtCount(cur.pruned) + ' of them): ' +
         'a page holds at most ' + fmtCount(D.max_nodes) + ' nodes (capprof export --max-nodes).');
     }
