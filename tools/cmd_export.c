@@ -16,6 +16,8 @@ static const struct exporter *const formats[] = {
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
+struct export_opts export_opts;
+
 int export_merged_tree(const struct profile *p, struct prof_thread *out)
 {
   uint32_t *all = malloc((p->nthreads + 1) * sizeof *all);
@@ -36,6 +38,8 @@ static void usage(void)
   for (size_t i = 0; i < NFORMATS; i++)
     printf("      %-12s %s\n", formats[i]->name, formats[i]->summary);
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
+         "      --per-thread     callgrind: also one file per thread, FILE-01,\n"
+         "                       FILE-02... (KCachegrind loads them as parts)\n"
          "      --max-nodes=N    html: at most N call-tree nodes in the page (default\n"
          "                       %u; 0: all); the smallest paths become \"[other]\"\n"
          "  -h, --help           this text\n", EXPORT_HTML_MAX_NODES);
@@ -46,6 +50,7 @@ int cmd_export(int argc, char **argv)
   static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
+    { "per-thread", no_argument, NULL, 'P' },
     { "max-nodes", required_argument, NULL, 'N' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -65,6 +70,7 @@ int cmd_export(int argc, char **argv)
                               "speedscope, html)", optarg);
       break;
     case 'o': out = optarg; break;
+    case 'P': export_opts.per_thread = 1; break;
     case 'N': {
       double v;
       if (tool_parse_num("export", "--max-nodes", optarg, 4e9, &v)) return 2;
@@ -76,6 +82,9 @@ int cmd_export(int argc, char **argv)
     }
   }
   if (!ex) return 1 + tool_error("export: no --format given (see 'capprof export --help')");
+  if (export_opts.per_thread && (ex != &export_callgrind || !out || !strcmp(out, "-")))
+    return 1 + tool_error("export: --per-thread wants --format=callgrind and -o FILE");
+  export_opts.out = out;
   if (optind >= argc)
     return 1 + tool_error("export: no dump given (usage: capprof export --format=F DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);

@@ -287,7 +287,7 @@ static void write_funcs(FILE *f, const struct profile *p)
 /* ---- the table --------------------------------------------------------------- */
 
 /* A column of the page's table. kind says how the page formats it: ns,
-** count, dec1 (one decimal), pct (a percentage), sns (signed ns), snum
+** count, mean (a mean count, one decimal if not whole), dec1 (one decimal), pct (a percentage), sns (signed ns), snum
 ** (signed, one decimal), spct (signed %, null: "new"), pm ([mean, sd]),
 ** pmc ([mean, sd] of counts), t (t statistic, null: "-"), text. group: the
 ** diff's metric the column belongs to, or NULL. */
@@ -314,25 +314,29 @@ static void write_cols(FILE *f, const struct col *c, size_t n)
   fputs("]", f);
 }
 
+/* The columns of 'capprof report' (one run, or --sum), same names. */
 static const struct col flat_cols[] = {
-  { "selfpct", "self%", "pct", NULL, "exclusive (self) time as a share of all threads' total" },
-  { "self", "self", "ns", NULL, "exclusive (self) time, summed over call paths and threads" },
-  { "total", "total", "ns", NULL,
-    "inclusive time of the outermost activations (recursion counted once)" },
+  { "selfpct", "self%", "pct", NULL, "self (exclusive) time as a share of all threads' total" },
+  { "self", "self", "ns", NULL, "self (exclusive) time, summed over call paths and threads" },
+  { "incl", "incl", "ns", NULL,
+    "inclusive time of the outermost calls (a recursion counted once)" },
   { "calls", "calls", "count", NULL, "calls, over every call path and thread" },
-  { "average", "average", "ns", NULL, "inclusive time per call (total / calls)" },
-  { "min", "min", "ns", NULL, "shortest single call (inclusive)" },
-  { "max", "max", "ns", NULL, "longest single call (inclusive)" },
+  { "selfcall", "self/call", "ns", NULL, "self time per call (self / calls)" },
+  { "inclcall", "incl/call", "ns", NULL,
+    "inclusive time per call (every activation's inclusive time / calls)" },
+  { "min", "incl min", "ns", NULL, "the shortest single call (inclusive)" },
+  { "max", "incl max", "ns", NULL, "the longest single call (inclusive)" },
 };
 
+/* The columns of 'capprof report' over several runs, same names. */
 static const struct col runs_cols[] = {
-  { "self", "self", "ns", NULL, "exclusive (self) time: mean per run" },
+  { "self", "self", "ns", NULL, "self (exclusive) time: mean per run" },
   { "selfsd", "sd", "ns", NULL, "self time: sample standard deviation across runs" },
-  { "selfmin", "self min", "ns", NULL, "self time in the run with the least" },
-  { "selfmax", "self max", "ns", NULL, "self time in the run with the most" },
-  { "total", "total", "ns", NULL, "inclusive time (outermost activations): mean per run" },
-  { "totalsd", "sd", "ns", NULL, "total time: sample standard deviation across runs" },
-  { "calls", "calls", "dec1", NULL, "calls: mean per run" },
+  { "selfmin", "min run", "ns", NULL, "self time in the run with the least" },
+  { "selfmax", "max run", "ns", NULL, "self time in the run with the most" },
+  { "incl", "incl", "ns", NULL, "inclusive time (outermost calls of a recursion): mean per run" },
+  { "inclsd", "sd", "ns", NULL, "inclusive time: sample standard deviation across runs" },
+  { "calls", "calls", "mean", NULL, "calls: mean per run" },
   { "runs", "runs", "text", NULL, "runs the function was called in, of all runs" },
 };
 
@@ -355,7 +359,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
     first = 0;
   }
   fputs("],\n\"v\":[", f);
-  for (int c = 0; c < 7; c++) {
+  for (int c = 0; c < 8; c++) {
     fputs(c ? "],\n[" : "[", f);
     first = 1;
     for (uint32_t i = 0; i < p->nfuncs; i++) {
@@ -368,8 +372,9 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 1: jint(f, fn->t.excl); break;
       case 2: jint(f, fn->t.incl); break;
       case 3: jint(f, (double)fn->calls); break;
-      case 4: jint(f, fn->calls ? fn->t.incl / (double)fn->calls : 0); break;
-      case 5: jint(f, fn->t.min); break;
+      case 4: jint(f, prof_per_call(fn->t.excl, fn->calls)); break;
+      case 5: jint(f, prof_per_call(fn->incl_all, fn->calls)); break;
+      case 6: jint(f, fn->t.min); break;
       default: jint(f, fn->t.max); break;
       }
     }
@@ -781,12 +786,12 @@ static const struct col diff_cols[] = {
   { "self_t", "t", "t", "self", "Welch's t statistic of the self-time change" },
   { "self_v", "verdict", "text", "self",
     "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not" },
-  { "total_b", "total before", "pm", "total", "total (inclusive) time per run before" },
-  { "total_a", "total after", "pm", "total", "total (inclusive) time per run after" },
-  { "total_d", "change", "sns", "total", "change of the mean total time per run" },
-  { "total_p", "%", "spct", "total", "relative change of the mean total time" },
-  { "total_t", "t", "t", "total", "Welch's t statistic of the total-time change" },
-  { "total_v", "verdict", "text", "total",
+  { "incl_b", "incl before", "pm", "incl", "inclusive time per run before: mean +- sd across runs" },
+  { "incl_a", "incl after", "pm", "incl", "inclusive time per run after: mean +- sd across runs" },
+  { "incl_d", "change", "sns", "incl", "change of the mean inclusive time per run" },
+  { "incl_p", "%", "spct", "incl", "relative change of the mean inclusive time" },
+  { "incl_t", "t", "t", "incl", "Welch's t statistic of the inclusive-time change" },
+  { "incl_v", "verdict", "text", "incl",
     "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not" },
   { "calls_b", "calls before", "pmc", "calls", "calls per run before" },
   { "calls_a", "calls after", "pmc", "calls", "calls per run after" },

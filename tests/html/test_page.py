@@ -161,7 +161,7 @@ def test_report(b):
         b.hover(pos["x"], pos["y"])
         tip = b.eval("document.getElementById('tip').hidden ? '' : "
                      "document.getElementById('tip').textContent")
-        check("inclusive" in tip and "calls.c:" in tip and "max per call" in tip,
+        check("incl (inclusive)" in tip and "calls.c:" in tip and "incl max" in tip,
               "hovering sort shows its tooltip (%r)" % tip[:80])
         b.eval("document.querySelector('#crumbs a').click()")
         check(b.eval("window.capprof.zoomName()").startswith("thread"),

@@ -64,6 +64,12 @@
     return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   }
 
+  /* A mean count: thousands separators, one decimal unless whole (fmt_mean). */
+  function fmtMean(v) {
+    var t = Math.floor(v * 10 + 0.5);
+    return fmtCount(Math.floor(t / 10)) + (t % 10 ? '.' + (t % 10) : '');
+  }
+
   function fmtDec1(v) { return v === null ? '-' : (Math.round(v * 10) / 10).toFixed(1); }
 
   function fmtPct(part, whole) {
@@ -343,19 +349,20 @@
     if (!diff) {
       var c = T.c[n];
       if (n) tipRow(tb, 'calls', fmtCount(c));
-      tipRow(tb, 'inclusive', fmtNs(T.t[n]));
-      tipRow(tb, 'exclusive (self)', fmtNs(T.excl[n]));
+      tipRow(tb, 'incl (inclusive)', fmtNs(T.t[n]));
+      tipRow(tb, 'self (exclusive)', fmtNs(T.excl[n]));
       if (n) {
-        tipRow(tb, 'average (incl./call)', fmtNs(c ? T.t[n] / c : 0));
-        tipRow(tb, 'min per call', fmtNs(T.mn[n]));
-        tipRow(tb, 'max per call', fmtNs(T.mx[n]));
+        tipRow(tb, 'incl/call', fmtNs(c ? T.t[n] / c : 0));
+        tipRow(tb, 'self/call', fmtNs(c ? T.excl[n] / c : 0));
+        tipRow(tb, 'incl min (one call)', fmtNs(T.mn[n]));
+        tipRow(tb, 'incl max (one call)', fmtNs(T.mx[n]));
       }
-      tipRow(tb, 'share of the tree', fmtPct(T.t[n], T.t[0]));
-      if (zoom) tipRow(tb, 'share of ' + nodeName(T, zoom), fmtPct(T.t[n], T.t[zoom]));
+      tipRow(tb, 'incl% of the tree', fmtPct(T.t[n], T.t[0]));
+      if (zoom) tipRow(tb, 'incl% of ' + nodeName(T, zoom), fmtPct(T.t[n], T.t[zoom]));
     } else {
       var na = D.base.runs || 1, nb = D['new'].runs || 1;
       var rows = [['calls per run', T.bc[n] / na, T.c[n] / nb, 1],
-        ['total per run', T.bt[n] / na, T.t[n] / nb, 0],
+        ['incl per run', T.bt[n] / na, T.t[n] / nb, 0],
         ['self per run', T.bexcl[n] / na, T.excl[n] / nb, 0]];
       var hd = el('tr');
       ['', 'before', 'after', 'change'].forEach(function (h) { hd.appendChild(el('td', 'n', h)); });
@@ -371,7 +378,7 @@
       });
       tipRow(tb, 'share of the tree (after)', fmtPct(T.t[n], T.t[0]));
       if (n && F.kind[f] !== 2 && f < F.name.length - 1) {
-        var words = ['self', 'total', 'calls'], v = [];
+        var words = ['self', 'incl', 'calls'], v = [];
         for (var m = 0; m < 3; m++) {
           var x = D.verdict[f * 3 + m];
           v.push(words[m] + ' ' + (x < 0 ? '-' : x === 1 ? 'real' : x === 2 ? 'same' : 'noise'));
@@ -462,6 +469,7 @@
     switch (c.kind) {
       case 'ns': return fmtNs(v);
       case 'count': return fmtCount(v);
+      case 'mean': return fmtMean(v);
       case 'dec1': return fmtDec1(v);
       case 'pct': return (Math.floor(v * 10 + 0.5) / 10).toFixed(1) + '%';
       case 'sns': return signed(v, fmtNs(Math.abs(v)));
@@ -474,7 +482,7 @@
     }
   }
 
-  var metricNames = ['self', 'total', 'calls'];
+  var metricNames = ['self', 'incl', 'calls'];
 
   function visibleCols() {
     var cols = [];
@@ -593,7 +601,7 @@
     callees.sort(function (a, b) { return E[b + 3] - E[a + 3] || (fname(E[a + 1]) < fname(E[b + 1]) ? -1 : 1); });
     var self = { calls: F.calls[f], incl: F.incl[f], excl: F.excl[f] };
     var t = el('table', 'data'), th = el('tr');
-    ['calls', 'inclusive', 'exclusive', '%'].forEach(function (h) { th.appendChild(el('th', null, h)); });
+    ['calls', 'incl', 'self', 'incl%'].forEach(function (h) { th.appendChild(el('th', null, h)); });
     th.appendChild(el('th', 'fn', 'function'));
     t.appendChild(el('thead')).appendChild(th);
     var tb = el('tbody');
@@ -617,7 +625,7 @@
     box.appendChild(el('p', null, 'Per caller: the calls it made to ' + fname(f) + ' and the time ' +
       fname(f) + ' spent on them; per callee: the calls from ' + fname(f) + ' and the time spent in ' +
       'them, summed over every call path and thread (as capprof callers/callees print them). ' +
-      '% is of ' + fname(f) + '\'s total.'));
+      'incl: inclusive time, self: exclusive time; incl% is of ' + fname(f) + '\'s incl.'));
     box.appendChild(t);
   }
 
@@ -710,15 +718,16 @@
       lg.appendChild(document.createTextNode(text));
     };
     if (diff) {
-      lg.appendChild(document.createTextNode('Width: total time per run after. Colour: the change of each path\'s ' +
+      lg.appendChild(document.createTextNode('Width: incl (inclusive) time per run after. Colour: the change of each path\'s ' +
         metricNames[metric] + (metric === 2 ? '' : ' time') + ' per run, where its function\'s change is real:'));
       sw(mix(WEAK, UP, 1), 'more');
       sw(mix(WEAK, DOWN, 1), 'less');
       sw(mix(NEUTRAL, NEUTRAL, 0), 'noise or unchanged');
       sw(mix(WEAK, UP, 0.4), 'changed, no verdict (fewer than two runs on a side)');
     } else {
-      lg.appendChild(document.createTextNode('Width: inclusive time. Callers above callees, siblings largest first ' +
-        '(as capprof tree). Click a node to zoom, the top node to zoom out; hover for its figures.'));
+      lg.appendChild(document.createTextNode('Width: incl (inclusive) time; self is exclusive time. Callers above ' +
+        'callees, siblings largest first (as capprof tree). Click a node to zoom, the top node to zoom out; ' +
+        'hover for its figures.'));
       sw('#d04fd8', 'search match');
       sw('hsl(200,55%,65%)', 'zone');
       sw('#c8c8c8', 'synthetic or [other]');
