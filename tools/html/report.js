@@ -388,9 +388,10 @@
     }
     tip.appendChild(tb);
     tip.hidden = false;
-    var box = $('flame-box'), bb = box.getBoundingClientRect();
-    var x = ev.clientX - bb.left + 14, y = ev.clientY - bb.top + box.scrollTop + 14;
-    if (x + tip.offsetWidth > box.clientWidth) x = Math.max(0, ev.clientX - bb.left - tip.offsetWidth - 10);
+    /* fixed to the viewport, kept inside it */
+    var x = ev.clientX + 14, y = ev.clientY + 14;
+    if (x + tip.offsetWidth > window.innerWidth - 4) x = Math.max(4, ev.clientX - tip.offsetWidth - 10);
+    if (y + tip.offsetHeight > window.innerHeight - 4) y = Math.max(4, ev.clientY - tip.offsetHeight - 10);
     tip.style.left = x + 'px';
     tip.style.top = y + 'px';
   }
