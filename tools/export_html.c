@@ -572,7 +572,7 @@ static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, u
 {
   const struct prof_thread *t = w->t;
   const struct prof_node *nd = t->nodes;
-  uint32_t n = t->nnodes, nvis = 0, m = 0, nopen = 0, nothers = 0;
+  uint32_t n = t->nnodes, nvis = 0, m = 0, nothers = 0;
   uint8_t *keep = calloc(n, 1);            /* 0 hidden, 1 pruned, 2 written */
   uint32_t *kids = calloc(n, sizeof *kids);
   uint32_t *ord = malloc((size_t)n * 2 * sizeof *ord);
@@ -631,7 +631,6 @@ static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, u
     for (uint32_t c = nd[e].first; c != PROF_NONE; c = nd[c].next)
       if (keep[c] == 2) tmp[k++] = c;
     kids[e] = k + (o && o[e].n);
-    nopen += (nd[e].flags & CPD_NODE_OPEN) != 0;
     while (k) stack[sp++] = tmp[--k];
   }
 
@@ -682,7 +681,6 @@ static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, u
     if (!(ord[j] & OTHER_BIT) && (nd[ord[j]].flags & CPD_NODE_OPEN))
       fprintf(f, "%s%u", k++ ? "," : "", j);
   fputs("]}", f);
-  (void)nopen;
   rc = 0;
 out:
   free(keep);
@@ -698,8 +696,10 @@ out:
 static uint32_t budget_of(uint32_t n, uint64_t total)
 {
   if (!export_html_max_nodes || total <= export_html_max_nodes) return 0;
+  /* Each tree's share, but at least 100 nodes (or the whole limit if less). */
   uint64_t b = (uint64_t)export_html_max_nodes * n / total;
-  return (uint32_t)(b < 100 ? 100 : b);
+  uint64_t floor = export_html_max_nodes < 100 ? export_html_max_nodes : 100;
+  return (uint32_t)(b < floor ? floor : b);
 }
 
 static void page_start(FILE *f)
@@ -918,7 +918,7 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b, 
     u->nodes[i].first = u->nodes[i].next = PROF_NONE;
     order[i] = i;
   }
-  static struct wtree w;
+  static struct wtree w;                /* by_weight's view of the union */
   w.t = u;
   w.weight = *wt;
   sort_tree = &w;

@@ -219,7 +219,7 @@
 
   function draw() {
     var T = cur, box = $('flame-box');
-    var W = Math.max(200, box.clientWidth - (box.offsetWidth - box.clientWidth > 0 ? 0 : 0));
+    var W = Math.max(200, box.clientWidth);
     var z = zoom, tz = T.t[z], scale = tz > 0 ? W / tz : 0;
     var x0 = T.start[z], dz = T.depth[z], e = T.end[z];
     var xs = [], ws = [], rs = [], ns = [], maxRow = 0, deeper = false;
