@@ -705,7 +705,7 @@
       D.warnings.forEach(function (s) { ul.appendChild(el('li', null, 'warning: ' + s)); });
       w.appendChild(ul);
     } else {
-      w.appendChild(el('div', 'none', 'No warnings: no unterminated zones, no lost calls, every module symbolized.'));
+      w.appendChild(el('div', 'none', 'The tool printed no warnings (no unterminated zones, no lost calls, no missing or rebuilt modules).'));
     }
   }
 
