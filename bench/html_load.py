@@ -34,7 +34,8 @@ try:
             errs = b.errors()
             if errs:
                 sys.exit("html_load: %s: %s" % (page, errs))
-        print("html page %s: %.1f MB, interactive after %.2f s (page code %.2f s), best of %d"
-              % (os.path.basename(page), os.path.getsize(page) / 1e6, best, code, reps))
+        print("html page %s: %.1f MB, interactive after %.2f s (page code %.2f s), best of %d, "
+              "load average %.1f" % (os.path.basename(page), os.path.getsize(page) / 1e6, best, code,
+                                     reps, os.getloadavg()[0]))
 finally:
     b.close()
