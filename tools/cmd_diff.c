@@ -120,12 +120,13 @@ int cmd_diff(int argc, char **argv)
     if (optind >= sep || sep + 1 >= argc)
       return 1 + tool_error("diff: wants dumps on both sides of '--' "
                             "(usage: capprof diff BASE... -- NEW...)");
-    return diff_html(argv + optind, sep - optind, argv + sep + 1, argc - sep - 1, raw, out);
+    return diff_html(argv + optind, sep - optind, argv + sep + 1, argc - sep - 1, sort_key, raw,
+                     out);
   }
   if (html) {
     if (argc - optind != 2)
       return 1 + tool_error("diff: wants two dumps (usage: capprof diff BASE NEW)");
-    return diff_html(argv + optind, 1, argv + optind + 1, 1, raw, out);
+    return diff_html(argv + optind, 1, argv + optind + 1, 1, sort_key, raw, out);
   }
   if (sep) {
     if (optind >= sep || sep + 1 >= argc)

@@ -37,8 +37,10 @@ extern const struct exporter export_json, export_csv, export_callgrind, export_f
 extern uint32_t export_html_max_nodes;
 
 /* 'capprof diff --format=html': the page comparing the runs BASE with the
-** runs NEW (one run per dump). Returns an exit status; errors are printed. */
-int diff_html(char **base, int nbase, char **after, int nafter, int raw, const char *out);
+** runs NEW (one run per dump), first coloured by key (0 self, 1 incl, 2
+** calls). Returns an exit status; errors are printed. */
+int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw,
+              const char *out);
 
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
 void json_string(FILE *f, const char *s);

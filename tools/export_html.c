@@ -942,7 +942,8 @@ oom:
   return CAPPROF_ENOMEM;
 }
 
-int diff_html(char **base, int nbase, char **after, int nafter, int raw, const char *out)
+int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw,
+              const char *out)
 {
   int n = nbase + nafter, rc = 1;
   char **paths = malloc((size_t)n * sizeof *paths);
@@ -1010,8 +1011,8 @@ int diff_html(char **base, int nbase, char **after, int nafter, int raw, const c
   if (!f) { rc = 1; goto out; }
   page_start(f);
   fprintf(f, "{\"kind\":\"diff\",\"version\":1,\"compensated\":%s,\"max_nodes\":%u,"
-             "\n\"base\":{\"runs\":%u,\"dumps\":", raw ? "false" : "true",
-          export_html_max_nodes, ra);
+             "\"metric\":%d,\n\"base\":{\"runs\":%u,\"dumps\":", raw ? "false" : "true",
+          export_html_max_nodes, key, ra);
   write_dumps(f, p, 0, ra);
   fprintf(f, "},\n\"new\":{\"runs\":%u,\"dumps\":", rb);
   write_dumps(f, p, ra, p->ndumps);

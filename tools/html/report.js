@@ -762,6 +762,8 @@
     });
     sel.addEventListener('change', function () { selectTree(+sel.value); });
     if (diff) {
+      metric = D.metric >= 0 && D.metric <= 2 ? D.metric : 0;      /* diff --sort */
+      $('metric-sel').value = String(metric);
       $('metric-box').hidden = false;
       $('metric-sel').addEventListener('change', function () {
         metric = +$('metric-sel').value;
@@ -788,7 +790,7 @@
     var rt = null;
     window.addEventListener('resize', function () { clearTimeout(rt); rt = setTimeout(draw, 100); });
     D.flat.cols.forEach(function (c, k) {
-      if (sortCol === null && (c.key === 'self' || c.key === 'self_d')) sortCol = k;
+      if (sortCol === null && (c.key === 'self' || c.key === metricNames[metric] + '_d')) sortCol = k;
     });
     renderTable();
     if (trees.length) selectTree(0);
