@@ -5,6 +5,7 @@
 */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "export.h"
 #include "tool.h"
@@ -73,11 +74,11 @@ static void times(FILE *f, uint64_t calls, const struct prof_times *t, double in
   num(f, ",\"incl_max_ns_raw\":", t->max_raw);
 }
 
-/* Whether a function (or a node of it) is written: the placeholders of the
-** runtime's overflow paths are left out until a call lands in them. */
-static int listed(const struct prof_func *fn)
+/* Whether node n is written: the placeholders of the runtime's overflow
+** paths are left out until a call lands in them. */
+static int node_listed(const struct profile *p, const struct prof_node *n)
 {
-  return !fn->synthetic || fn->calls;
+  return n->calls || !p->funcs[n->func].synthetic;
 }
 
 static int write_json(FILE *f, const struct profile *p)
@@ -92,10 +93,17 @@ static int write_json(FILE *f, const struct profile *p)
     fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f}", pd->inner_ns, pd->outer_ns);
   }
   fprintf(f, "],\n\"functions\":[");
+  /* Exactly the functions some written node names: every id resolves, and
+  ** functions a filter left without calls are not listed. */
+  unsigned char *used = calloc((size_t)p->nfuncs + 1, 1);
+  if (!used) return tool_error("export: out of memory");
+  for (uint32_t k = 0; k < p->nthreads; k++)
+    for (uint32_t i = 1; i < p->threads[k].nnodes; i++)
+      if (node_listed(p, &p->threads[k].nodes[i])) used[p->threads[k].nodes[i].func] = 1;
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
-    if (!listed(fn)) continue;
+    if (!used[i]) continue;
     fprintf(f, "%s\n{\"id\":%u,\"name\":", first ? "" : ",", i);
     first = 0;
     json_string(f, fn->name);
@@ -121,7 +129,7 @@ static int write_json(FILE *f, const struct profile *p)
       const struct prof_func *fn = &p->funcs[n->func];
       /* An unused placeholder has no calls and no children: skipping it
       ** leaves no dangling parent. */
-      if (!listed(fn) || (fn->synthetic && !n->calls)) continue;
+      if (!node_listed(p, n)) continue;
       fprintf(f, "%s\n{\"id\":%u,\"parent\":", any++ ? "," : "", i);
       if (n->parent == 0) fputs("null", f);
       else fprintf(f, "%u", n->parent);
@@ -136,6 +144,7 @@ static int write_json(FILE *f, const struct profile *p)
     fprintf(f, "]}");
   }
   fprintf(f, "]}\n");
+  free(used);
   return 0;
 }
 
