@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "export.h"
 #include "tool.h"
@@ -36,18 +37,15 @@ void json_string(FILE *f, const char *str)
   putc('"', f);
 }
 
-/* ,"key":value with value a whole number of ns (no printf: a million
-** nodes make ten million numbers). */
-static void num(FILE *f, const char *key, double v)
+/* Append key and v (a whole number of ns) to buf at *o; no printf: a
+** million nodes make twelve million numbers. */
+static void num(char *buf, size_t *o, const char *key, double v)
 {
-  char buf[32];
-  fputs(key, f);
-  if (v >= 0 && v < 1e18) {
-    fmt_u64((uint64_t)(v + 0.5), buf, sizeof buf);
-    fputs(buf, f);
-  } else {
-    fprintf(f, "%.0f", v > 0 ? v : 0);
-  }
+  size_t k = strlen(key);
+  memcpy(buf + *o, key, k);
+  *o += k;
+  if (v >= 0 && v < 1e18) *o += fmt_u64((uint64_t)(v + 0.5), buf + *o, 24);
+  else *o += (size_t)snprintf(buf + *o, 32, "%.0f", v > 0 ? v : 0);
 }
 
 /* The calls and the times of a function or a node, in the names every
@@ -56,22 +54,24 @@ static void num(FILE *f, const char *key, double v)
 static void times(FILE *f, uint64_t calls, const struct prof_times *t, double incl_all,
                   double incl_all_raw)
 {
-  char buf[32];
-  fmt_u64(calls, buf, sizeof buf);
-  fputs("\"calls\":", f);
-  fputs(buf, f);
-  num(f, ",\"self_ns\":", t->excl);
-  num(f, ",\"incl_ns\":", t->incl);
-  num(f, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
-  num(f, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
-  num(f, ",\"incl_min_ns\":", t->min);
-  num(f, ",\"incl_max_ns\":", t->max);
-  num(f, ",\"self_ns_raw\":", t->excl_raw);
-  num(f, ",\"incl_ns_raw\":", t->incl_raw);
-  num(f, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
-  num(f, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
-  num(f, ",\"incl_min_ns_raw\":", t->min_raw);
-  num(f, ",\"incl_max_ns_raw\":", t->max_raw);
+  char buf[1024];
+  size_t o = 0;
+  memcpy(buf, "\"calls\":", 8);
+  o = 8;
+  o += fmt_u64(calls, buf + o, 24);
+  num(buf, &o, ",\"self_ns\":", t->excl);
+  num(buf, &o, ",\"incl_ns\":", t->incl);
+  num(buf, &o, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
+  num(buf, &o, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
+  num(buf, &o, ",\"incl_min_ns\":", t->min);
+  num(buf, &o, ",\"incl_max_ns\":", t->max);
+  num(buf, &o, ",\"self_ns_raw\":", t->excl_raw);
+  num(buf, &o, ",\"incl_ns_raw\":", t->incl_raw);
+  num(buf, &o, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
+  num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
+  num(buf, &o, ",\"incl_min_ns_raw\":", t->min_raw);
+  num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
+  fwrite(buf, 1, o, f);
 }
 
 /* Whether node n is written: the placeholders of the runtime's overflow
