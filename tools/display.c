@@ -20,7 +20,7 @@ static struct {
 } disp = { -1, 1, 0, -1, 0, 0 };
 
 const char display_help[] =
-  "Display options (every command; see 'capprof --help'):\n"
+  "\nDisplay options (every command):\n"
   "      --color[=WHEN]  colour: auto (default: on a terminal, unless NO_COLOR\n"
   "                      is set), always or never; --no-color is never\n"
   "      --no-pager      do not page long output (pager: $CAPPROF_PAGER,\n"
