@@ -38,8 +38,9 @@ extern uint32_t export_html_max_nodes;
 
 /* 'capprof diff --format=html': the page comparing the runs BASE with the
 ** runs NEW (one run per dump), first coloured by key (0 self, 1 incl, 2
-** calls). Returns an exit status; errors are printed. */
-int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw,
+** calls); functions matched as 'diff' does (keep: --keep-modules). Returns
+** an exit status; errors are printed. */
+int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw, int keep,
               const char *out);
 
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */

@@ -194,9 +194,9 @@ static void write_dumps(FILE *f, const struct profile *p, uint32_t from, uint32_
   putc(']', f);
 }
 
-/* The tool's warnings so far, and what the model knows that 'tree' and
-** 'info' print: calls lost past the node cap, calls still running. */
-static void write_warnings(FILE *f, const struct profile *p)
+/* The tool's warnings so far, and what the models ps[0..np-1] know that
+** 'tree' and 'info' print: calls lost past the node cap, calls still running. */
+static void write_warnings(FILE *f, const struct profile *const *ps, int np)
 {
   const char *const *lines;
   size_t dropped, n = tool_warnings(&lines, &dropped), k = 0;
@@ -209,23 +209,26 @@ static void write_warnings(FILE *f, const struct profile *p)
     fprintf(f, "%s\"and %zu more warnings (see the tool's standard error)\"", k++ ? ",\n" : "\n",
             dropped);
   }
-  for (uint32_t i = 0; i < p->nthreads; i++) {
-    const struct prof_thread *t = &p->threads[i];
-    char line[512], a[32];
-    const char *dump = t->dump >= 0 ? p->dumps[t->dump].d->path : "";
-    if (t->lost_calls) {
-      snprintf(line, sizeof line, "%s: thread %" PRIu64 " \"%s\": %s calls were lost past the "
-               "node cap (not in any time or count shown)", dump, t->tid, t->name,
-               fmt_count(t->lost_calls, a, sizeof a));
-      fputs(k++ ? ",\n" : "\n", f);
-      jstr(f, line);
-    }
-    if (t->open_calls) {
-      snprintf(line, sizeof line, "%s: thread %" PRIu64 " \"%s\": %u calls were still running "
-               "when the dump was written (their paths are marked [still running])", dump,
-               t->tid, t->name, t->open_calls);
-      fputs(k++ ? ",\n" : "\n", f);
-      jstr(f, line);
+  for (int pi = 0; pi < np; pi++) {
+    const struct profile *p = ps[pi];
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+      const struct prof_thread *t = &p->threads[i];
+      char line[512], a[32];
+      const char *dump = t->dump >= 0 ? p->dumps[t->dump].d->path : "";
+      if (t->lost_calls) {
+        snprintf(line, sizeof line, "%s: thread %" PRIu64 " \"%s\": %s calls were lost past the "
+                 "node cap (not in any time or count shown)", dump, t->tid, t->name,
+                 fmt_count(t->lost_calls, a, sizeof a));
+        fputs(k++ ? ",\n" : "\n", f);
+        jstr(f, line);
+      }
+      if (t->open_calls) {
+        snprintf(line, sizeof line, "%s: thread %" PRIu64 " \"%s\": %u calls were still running "
+                 "when the dump was written (their paths are marked [still running])", dump,
+                 t->tid, t->name, t->open_calls);
+        fputs(k++ ? ",\n" : "\n", f);
+        jstr(f, line);
+      }
     }
   }
   fputs("]", f);
@@ -240,48 +243,56 @@ static void zone_warnings(const struct profile *p)
   free(d);
 }
 
-/* Every function of p, then the "[other]" function of pruned paths. */
-static void write_funcs(FILE *f, const struct profile *p)
+/* The functions fn[0..n-1], then the "[other]" function of pruned paths. */
+static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
 {
   fputs("{\"name\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jstr(f, p->funcs[i].name);
+    jstr(f, fn[i]->name);
   }
   fputs(",\"[other]\"],\n\"module\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jstr(f, p->funcs[i].module);
+    jstr(f, fn[i]->module);
   }
   fputs(",\"\"],\n\"file\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    if (p->funcs[i].file) jstr(f, p->funcs[i].file);
+    if (fn[i]->file) jstr(f, fn[i]->file);
     else fputs("null", f);
   }
   fputs(",null],\n\"line\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) fprintf(f, "%s%u", i ? "," : "", p->funcs[i].line);
+  for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->line);
   /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes). */
   fputs(",0],\n\"kind\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++)
-    fprintf(f, "%s%d", i ? "," : "", p->funcs[i].zone ? 1 : p->funcs[i].synthetic ? 2 : 0);
+  for (uint32_t i = 0; i < n; i++)
+    fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : 0);
   /* The flat totals (prof_flat), for the callers/callees pane. */
   fputs(",2],\n\"calls\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, (double)p->funcs[i].calls);
+    jint(f, (double)fn[i]->calls);
   }
   fputs(",0],\n\"incl\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, p->funcs[i].t.incl);
+    jint(f, fn[i]->t.incl);
   }
   fputs(",0],\n\"excl\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, p->funcs[i].t.excl);
+    jint(f, fn[i]->t.excl);
   }
   fputs(",0]}", f);
+}
+
+/* p's functions as a table of pointers (NULL when out of memory). */
+static const struct prof_func **func_table(const struct profile *p)
+{
+  const struct prof_func **t = malloc(((size_t)p->nfuncs + 1) * sizeof *t);
+  for (uint32_t i = 0; t && i < p->nfuncs; i++) t[i] = &p->funcs[i];
+  return t;
 }
 
 /* ---- the table --------------------------------------------------------------- */
@@ -567,8 +578,8 @@ struct other { double calls, incl, min, max, bcalls, bincl; uint32_t n; };
 ** nodes go in preorder, children largest first as in 'tree'; "n" is each
 ** entry's number of children, which is all the page needs to rebuild the
 ** shape. Returns 0 or CAPPROF_ENOMEM. */
-static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, uint32_t budget,
-                      uint32_t other_func)
+static int write_tree(FILE *f, const struct prof_func *const *fn, const struct wtree *w,
+                      uint32_t budget, uint32_t other_func)
 {
   const struct prof_thread *t = w->t;
   const struct prof_node *nd = t->nodes;
@@ -585,7 +596,7 @@ static int write_tree(FILE *f, const struct profile *p, const struct wtree *w, u
   /* Unused overflow nodes are not shown, as in 'tree'. */
   keep[0] = 2;
   for (uint32_t i = 1; i < n; i++) {
-    int unused = p->funcs[nd[i].func].synthetic && nd[i].calls == 0 &&
+    int unused = fn[nd[i].func]->synthetic && nd[i].calls == 0 &&
                  (!w->bcalls || w->bcalls[i] == 0);
     keep[i] = keep[nd[i].parent] == 2 && !unused ? 2 : 0;
     nvis += keep[i] == 2;
@@ -718,7 +729,9 @@ static int write_html(FILE *f, const struct profile *p)
 {
   struct prof_thread merged;
   int have_merged = p->nthreads > 1, rc = 0;
-  if (have_merged && export_merged_tree(p, &merged) != 0) return 1;
+  const struct prof_func **fn = func_table(p);
+  if (!fn) return tool_error("out of memory");
+  if (have_merged && export_merged_tree(p, &merged) != 0) { free(fn); return 1; }
   zone_warnings(p);
 
   double total = 0;
@@ -738,9 +751,9 @@ static int write_html(FILE *f, const struct profile *p)
   fprintf(f, ",\"calls\":%" PRIu64 ",\"threads\":%u,\n\"dumps\":", calls, p->nthreads);
   write_dumps(f, p, 0, p->ndumps);
   fputs(",\n\"warnings\":", f);
-  write_warnings(f, p);
+  write_warnings(f, &p, 1);
   fputs(",\n\"funcs\":", f);
-  write_funcs(f, p);
+  write_funcs(f, fn, p->nfuncs);
   fputs(",\n\"flat\":", f);
   rc = p->ndumps > 1 ? write_flat_runs(f, p) : write_flat(f, p, total);
   if (!rc) {
@@ -753,7 +766,7 @@ static int write_html(FILE *f, const struct profile *p)
       char label[64];
       snprintf(label, sizeof label, "all %u threads", p->nthreads);
       struct wtree w = { label, &merged, NULL, NULL, NULL, 1, 1 };
-      rc = write_tree(f, p, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs);
+      rc = write_tree(f, fn, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs);
     }
     for (uint32_t k = 0; k < p->nthreads && !rc; k++) {
       const struct prof_thread *t = &p->threads[k];
@@ -762,13 +775,14 @@ static int write_html(FILE *f, const struct profile *p)
                t->name, t->name[0] ? "\"" : "");
       struct wtree w = { label, t, NULL, NULL, NULL, 1, 1 };
       if (have_merged || k) fputs(",\n", f);
-      rc = write_tree(f, p, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs);
+      rc = write_tree(f, fn, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs);
     }
     if (rc) tool_error("out of memory");
     fputs("]}", f);
   }
   page_end(f);
   if (have_merged) prof_thread_free(&merged);
+  free(fn);
   return rc ? 1 : 0;
 }
 
@@ -858,13 +872,14 @@ static void write_diff_table(FILE *f, const struct drow *r, size_t n)
   fputs("]]}", f);
 }
 
-/* The union of the base and new merged trees, paths matched by function:
-** u gets the new side's nodes (calls, times, flags), bc/bt the base side's
-** calls and inclusive times, wt the pruning weight (the larger side per run).
-** Returns 0 or CAPPROF_ENOMEM. */
-static int union_tree(const struct prof_thread *a, const struct prof_thread *b, int raw,
-                      double na, double nb, struct prof_thread *u, double **bc, double **bt,
-                      double **wt)
+/* The union of the base and new merged trees, paths matched by function
+** (jid maps each side's function to the page's joint function id): u gets
+** the new side's nodes (calls, times, flags), bc/bt the base side's calls and
+** inclusive times, wt the pruning weight (the larger side per run). Returns
+** 0 or CAPPROF_ENOMEM. */
+static int union_tree(const struct prof_thread *a, const struct prof_thread *b,
+                      const uint32_t *const jid[2], int raw, double na, double nb,
+                      struct prof_thread *u, double **bc, double **bt, double **wt)
 {
   size_t cap = (size_t)a->nnodes + b->nnodes;
   memset(u, 0, sizeof *u);
@@ -879,20 +894,20 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b, 
   int ok = hm_init(&m, cap) == 0;
   if (!ok || !u->name || !u->nodes || !*bc || !*bt || !*wt || !map || !order) goto oom;
   u->nnodes = 1;
-  u->nodes[0].func = b->nodes[0].func;
+  u->nodes[0].func = jid[1][b->nodes[0].func];
   u->nodes[0].parent = PROF_NONE;
   for (int side = 0; side < 2; side++) {
     const struct prof_thread *t = side ? b : a;
     map[0] = 0;
     for (uint32_t i = 0; i < t->nnodes; i++) {
       const struct prof_node *s = &t->nodes[i];
-      uint32_t o = 0;
+      uint32_t o = 0, fn = jid[side][s->func];
       if (i) {
-        uint64_t key = (uint64_t)map[s->parent] << 32 | s->func;
+        uint64_t key = (uint64_t)map[s->parent] << 32 | fn;
         o = hm_get(&m, key);
         if (o == PROF_NONE) {
           o = u->nnodes++;
-          u->nodes[o].func = s->func;
+          u->nodes[o].func = fn;
           u->nodes[o].parent = map[s->parent];
           if (hm_put(&m, key, o) != 0) goto oom;
         }
@@ -942,97 +957,142 @@ oom:
   return CAPPROF_ENOMEM;
 }
 
-int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw,
+/* One tree summing every thread of p (CAPPROF_ENOMEM when out of memory). */
+static int merge_all(const struct profile *p, struct prof_thread *out)
+{
+  uint32_t *all = malloc((p->nthreads + 1) * sizeof *all);
+  if (!all) return CAPPROF_ENOMEM;
+  for (uint32_t i = 0; i < p->nthreads; i++) all[i] = i;
+  int rc = prof_merge_threads(p, all, p->nthreads, out);
+  free(all);
+  return rc;
+}
+
+/* Statistics of function f (PROF_NONE: absent, 0 in every run) in rt. */
+static void fill_stats(const struct run_table *rt, uint32_t f, struct run_stat *s)
+{
+  const double *col[3] = { rt->self, rt->total, rt->calls };
+  double *z = f == PROF_NONE ? calloc(rt->nruns ? rt->nruns : 1, sizeof *z) : NULL;
+  for (int c = 0; c < 3; c++) {
+    if (f != PROF_NONE) runs_stat(runs_row(rt, col[c], f), rt->nruns, &s[c]);
+    else if (z) runs_stat(z, rt->nruns, &s[c]);
+    else memset(&s[c], 0, sizeof s[c]);
+  }
+  free(z);
+}
+
+int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw, int keep,
               const char *out)
 {
-  int n = nbase + nafter, rc = 1;
-  char **paths = malloc((size_t)n * sizeof *paths);
-  if (!paths) return tool_error("out of memory");
-  memcpy(paths, base, (size_t)nbase * sizeof *paths);
-  memcpy(paths + nbase, after, (size_t)nafter * sizeof *paths);
-  struct profile *p = prof_load_all(n, paths);
-  free(paths);
-  if (!p) return 1;
-  zone_warnings(p);
+  /* Two profiles, as diff_runs: functions match by prof_lookup_in (so two
+  ** builds of a program named apart still line up), and the page's joint
+  ** function ids are NEW's functions, then BASE's that NEW lacks. */
+  struct profile *a = prof_load_all(nbase, base);
+  if (!a) return 1;
+  struct profile *b = prof_load_all(nafter, after);
+  if (!b) { prof_free(a); return 1; }
+  zone_warnings(a);
+  zone_warnings(b);
 
-  struct run_table rt;
+  struct run_table ra, rb;
   struct drow *rows = NULL;
   int8_t *fv = NULL;
-  uint32_t *ia = malloc((p->nthreads + 1) * sizeof *ia), *ib = malloc((p->nthreads + 1) * sizeof *ib);
-  uint32_t na = 0, nb = 0;
+  uint32_t *jid[2] = { NULL, NULL }, nj = b->nfuncs;
+  const struct prof_func **fn = NULL;
   struct prof_thread ta, tb, u;
   double *bc = NULL, *bt = NULL, *wt = NULL;
-  int have_trees = 0;
-  if (runs_build(p, raw, &rt) != 0 || !ia || !ib) {
-    free(ia); free(ib); prof_free(p);
-    return tool_error("out of memory");
+  int have_trees = 0, rc = 1;
+  memset(&ra, 0, sizeof ra);
+  memset(&rb, 0, sizeof rb);
+  if (runs_build(a, raw, &ra) != 0 || runs_build(b, raw, &rb) != 0) goto oom;
+  size_t nall = (size_t)a->nfuncs + b->nfuncs + 1;
+  rows = calloc(nall, sizeof *rows);
+  fv = malloc(nall * 3);
+  jid[0] = malloc(((size_t)a->nfuncs + 1) * sizeof *jid[0]);
+  jid[1] = malloc(((size_t)b->nfuncs + 1) * sizeof *jid[1]);
+  fn = malloc(nall * sizeof *fn);
+  if (!rows || !fv || !jid[0] || !jid[1] || !fn) goto oom;
+  for (uint32_t f = 0; f < b->nfuncs; f++) {
+    jid[1][f] = f;
+    fn[f] = &b->funcs[f];
   }
-  rows = calloc((size_t)p->nfuncs + 1, sizeof *rows);
-  fv = malloc((size_t)p->nfuncs * 3 + 1);
-  if (!rows || !fv) { tool_error("out of memory"); goto out; }
+  for (uint32_t g = 0; g < a->nfuncs; g++) {
+    uint32_t f = prof_lookup_in(b, a, g, keep);
+    if (f == PROF_NONE) {
+      fn[nj] = &a->funcs[g];
+      f = nj++;
+    }
+    jid[0][g] = f;
+  }
 
-  /* Per function, diff_runs' statistics: runs 0..nbase-1 before, the rest after. */
+  /* Per function, diff_runs' rows and verdicts. */
   size_t nr = 0;
-  uint32_t ra = (uint32_t)nbase, rb = (uint32_t)nafter;
-  memset(fv, 0xff, (size_t)p->nfuncs * 3);
-  for (uint32_t fn = 0; fn < p->nfuncs; fn++) {
-    if (p->funcs[fn].synthetic || !rt.present[fn]) continue;
+  memset(fv, 0xff, nall * 3);
+  for (uint32_t f = 0; f < b->nfuncs; f++) {
+    if (b->funcs[f].synthetic || !rb.present[f]) continue;
     struct drow *r = &rows[nr++];
-    const double *col[3] = { rt.self, rt.total, rt.calls };
-    r->func = fn;
+    r->func = f;
+    fill_stats(&ra, prof_lookup_in(a, b, f, keep), r->a);
+    fill_stats(&rb, f, r->b);
+  }
+  for (uint32_t g = 0; g < a->nfuncs; g++) {
+    if (a->funcs[g].synthetic || !ra.present[g]) continue;
+    uint32_t f = prof_lookup_in(b, a, g, keep);
+    if (f != PROF_NONE && rb.present[f]) continue;
+    struct drow *r = &rows[nr++];
+    r->func = jid[0][g];
+    fill_stats(&ra, g, r->a);
+    fill_stats(&rb, PROF_NONE, r->b);
+  }
+  for (size_t i = 0; i < nr; i++) {
+    struct drow *r = &rows[i];
     for (int c = 0; c < 3; c++) {
-      const double *v = runs_row(&rt, col[c], fn);
-      runs_stat(v, ra, &r->a[c]);
-      runs_stat(v + ra, rb, &r->b[c]);
-      r->verdict[c] = runs_significant(&r->a[c], ra, &r->b[c], rb, &r->t[c]);
+      r->verdict[c] = runs_significant(&r->a[c], ra.nruns, &r->b[c], rb.nruns, &r->t[c]);
       if (r->verdict[c] == 0 && r->b[c].mean == r->a[c].mean) r->verdict[c] = 2;
-      fv[fn * 3 + c] = (int8_t)r->verdict[c];
+      fv[(size_t)r->func * 3 + c] = (int8_t)r->verdict[c];
     }
   }
   qsort(rows, nr, sizeof *rows, by_self_change);
 
-  for (uint32_t k = 0; k < p->nthreads; k++) {
-    if (p->threads[k].dump < nbase) ia[na++] = k;
-    else ib[nb++] = k;
-  }
-  if (prof_merge_threads(p, ia, na, &ta) != 0) { tool_error("out of memory"); goto out; }
-  if (prof_merge_threads(p, ib, nb, &tb) != 0) {
-    prof_thread_free(&ta);
-    tool_error("out of memory");
-    goto out;
-  }
-  rc = union_tree(&ta, &tb, raw, ra, rb, &u, &bc, &bt, &wt);
+  if (merge_all(a, &ta) != 0) goto oom;
+  if (merge_all(b, &tb) != 0) { prof_thread_free(&ta); goto oom; }
+  int urc = union_tree(&ta, &tb, (const uint32_t *const *)jid, raw, ra.nruns, rb.nruns, &u, &bc,
+                       &bt, &wt);
   prof_thread_free(&ta);
   prof_thread_free(&tb);
-  if (rc) { rc = tool_error("out of memory"); goto out; }
+  if (urc) goto oom;
   have_trees = 1;
 
   FILE *f = tool_open_out(out);
-  if (!f) { rc = 1; goto out; }
+  if (!f) goto out;
   page_start(f);
   fprintf(f, "{\"kind\":\"diff\",\"version\":1,\"compensated\":%s,\"max_nodes\":%u,"
              "\"metric\":%d,\n\"base\":{\"runs\":%u,\"dumps\":", raw ? "false" : "true",
-          export_html_max_nodes, key, ra);
-  write_dumps(f, p, 0, ra);
-  fprintf(f, "},\n\"new\":{\"runs\":%u,\"dumps\":", rb);
-  write_dumps(f, p, ra, p->ndumps);
+          export_html_max_nodes, key, ra.nruns);
+  write_dumps(f, a, 0, a->ndumps);
+  fprintf(f, "},\n\"new\":{\"runs\":%u,\"dumps\":", rb.nruns);
+  write_dumps(f, b, 0, b->ndumps);
   fputs("},\n\"warnings\":", f);
-  write_warnings(f, p);
+  const struct profile *both[2] = { a, b };
+  write_warnings(f, both, 2);
   fputs(",\n\"funcs\":", f);
-  write_funcs(f, p);
-  /* Per function and metric (self, total, calls): -1 no verdict, 0 noise, 1 real, 2 same. */
+  write_funcs(f, fn, nj);
+  /* Per function and metric (self, incl, calls): -1 no verdict, 0 noise, 1 real, 2 same. */
   fputs(",\n\"verdict\":[", f);
-  for (uint32_t i = 0; i < p->nfuncs * 3; i++) fprintf(f, "%s%d", i ? "," : "", fv[i]);
+  for (uint32_t i = 0; i < nj * 3; i++) fprintf(f, "%s%d", i ? "," : "", fv[i]);
   fputs("],\n\"flat\":", f);
   write_diff_table(f, rows, nr);
   fputs(",\n\"trees\":[", f);
-  struct wtree w = { "all threads", &u, bc, bt, wt, rb, ra };
-  rc = write_tree(f, p, &w, budget_of(u.nnodes - 1, u.nnodes - 1), p->nfuncs);
+  struct wtree w = { "all threads", &u, bc, bt, wt, rb.nruns, ra.nruns };
+  rc = write_tree(f, fn, &w, budget_of(u.nnodes - 1, u.nnodes - 1), nj);
   if (rc) tool_error("out of memory");
   fputs("]}", f);
   page_end(f);
   if (tool_close_out(f, out) != 0) rc = 1;
   rc = rc ? 1 : 0;
+  goto out;
+oom:
+  rc = tool_error("out of memory");
 out:
   if (have_trees) {
     prof_thread_free(&u);
@@ -1040,9 +1100,12 @@ out:
   }
   free(rows);
   free(fv);
-  free(ia);
-  free(ib);
-  runs_free(&rt);
-  prof_free(p);
+  free(jid[0]);
+  free(jid[1]);
+  free(fn);
+  runs_free(&ra);
+  runs_free(&rb);
+  prof_free(a);
+  prof_free(b);
   return rc;
 }
