@@ -554,7 +554,6 @@ struct wtree {
   const char *label;
   const struct prof_thread *t;
   const double *bcalls, *bincl, *weight;  /* NULL for a profile */
-  double runs, bruns;                      /* diff: runs on each side */
 };
 
 static const struct wtree *sort_tree;
@@ -765,7 +764,7 @@ static int write_html(FILE *f, const struct profile *p)
     if (have_merged) {
       char label[64];
       snprintf(label, sizeof label, "all %u threads", p->nthreads);
-      struct wtree w = { label, &merged, NULL, NULL, NULL, 1, 1 };
+      struct wtree w = { label, &merged, NULL, NULL, NULL };
       rc = write_tree(f, fn, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs);
     }
     for (uint32_t k = 0; k < p->nthreads && !rc; k++) {
@@ -773,7 +772,7 @@ static int write_html(FILE *f, const struct profile *p)
       char label[300];
       snprintf(label, sizeof label, "thread %" PRIu64 "%s%s%s", t->tid, t->name[0] ? " \"" : "",
                t->name, t->name[0] ? "\"" : "");
-      struct wtree w = { label, t, NULL, NULL, NULL, 1, 1 };
+      struct wtree w = { label, t, NULL, NULL, NULL };
       if (have_merged || k) fputs(",\n", f);
       rc = write_tree(f, fn, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs);
     }
@@ -1083,7 +1082,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   fputs("],\n\"flat\":", f);
   write_diff_table(f, rows, nr);
   fputs(",\n\"trees\":[", f);
-  struct wtree w = { "all threads", &u, bc, bt, wt, rb.nruns, ra.nruns };
+  struct wtree w = { "all threads", &u, bc, bt, wt };
   rc = write_tree(f, fn, &w, budget_of(u.nnodes - 1, u.nnodes - 1), nj);
   if (rc) tool_error("out of memory");
   fputs("]}", f);
