@@ -883,7 +883,7 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b,
   size_t cap = (size_t)a->nnodes + b->nnodes;
   memset(u, 0, sizeof *u);
   u->dump = -1;
-  u->name = strdup("");
+  u->name = calloc(1, 1);              /* "" */
   u->nodes = calloc(cap, sizeof *u->nodes);
   *bc = calloc(cap, sizeof **bc);
   *bt = calloc(cap, sizeof **bt);
