@@ -251,40 +251,40 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
     if (i) putc(',', f);
     jstr(f, fn[i]->name);
   }
-  fputs(",\"[other]\"],\n\"module\":[", f);
+  fputs(n ? ",\"[other]\"],\n\"module\":[" : "\"[other]\"],\n\"module\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jstr(f, fn[i]->module);
   }
-  fputs(",\"\"],\n\"file\":[", f);
+  fputs(n ? ",\"\"],\n\"file\":[" : "\"\"],\n\"file\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     if (fn[i]->file) jstr(f, fn[i]->file);
     else fputs("null", f);
   }
-  fputs(",null],\n\"line\":[", f);
+  fputs(n ? ",null],\n\"line\":[" : "null],\n\"line\":[", f);
   for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->line);
   /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes). */
-  fputs(",0],\n\"kind\":[", f);
+  fputs(n ? ",0],\n\"kind\":[" : "0],\n\"kind\":[", f);
   for (uint32_t i = 0; i < n; i++)
     fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : 0);
   /* The flat totals (prof_flat), for the callers/callees pane. */
-  fputs(",2],\n\"calls\":[", f);
+  fputs(n ? ",2],\n\"calls\":[" : "2],\n\"calls\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, (double)fn[i]->calls);
   }
-  fputs(",0],\n\"incl\":[", f);
+  fputs(n ? ",0],\n\"incl\":[" : "0],\n\"incl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, fn[i]->t.incl);
   }
-  fputs(",0],\n\"excl\":[", f);
+  fputs(n ? ",0],\n\"excl\":[" : "0],\n\"excl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, fn[i]->t.excl);
   }
-  fputs(",0]}", f);
+  fputs(n ? ",0]}" : "0]}", f);
 }
 
 /* p's functions as a table of pointers (NULL when out of memory). */
@@ -893,7 +893,7 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b,
   int ok = hm_init(&m, cap) == 0;
   if (!ok || !u->name || !u->nodes || !*bc || !*bt || !*wt || !map || !order) goto oom;
   u->nnodes = 1;
-  u->nodes[0].func = jid[1][b->nodes[0].func];
+  u->nodes[0].func = b->nnodes && jid[1][0] != PROF_NONE ? jid[1][b->nodes[0].func] : 0;
   u->nodes[0].parent = PROF_NONE;
   for (int side = 0; side < 2; side++) {
     const struct prof_thread *t = side ? b : a;
@@ -1011,6 +1011,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   jid[1] = malloc(((size_t)b->nfuncs + 1) * sizeof *jid[1]);
   fn = malloc(nall * sizeof *fn);
   if (!rows || !fv || !jid[0] || !jid[1] || !fn) goto oom;
+  jid[1][0] = PROF_NONE;                 /* stays so when NEW has no function */
   for (uint32_t f = 0; f < b->nfuncs; f++) {
     jid[1][f] = f;
     fn[f] = &b->funcs[f];

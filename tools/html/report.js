@@ -799,6 +799,7 @@
     });
     renderTable();
     if (trees.length) selectTree(0);
+    else $('flame-note').textContent = 'No call tree: the dump holds no profiled thread.';
     api.ready = true;
     api.readyMs = performance.now();
     api.initMs = api.readyMs - t0;
