@@ -7,6 +7,7 @@
 
 #include "symbols.h"
 #include "tool.h"
+int cmd_run(int argc, char **argv);
 
 struct command {
   const char *name;
@@ -23,6 +24,7 @@ static const struct command commands[] = {
   { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
+  { "run", cmd_run, "TEMPORARY" },
 };
 
 static void usage(FILE *f)

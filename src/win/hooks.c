@@ -88,6 +88,7 @@ WIN_TLS_CALLBACK(capprof_tls_callback)
   (void)module;
   (void)reserved;
   if (reason == DLL_PROCESS_DETACH) capprof_finish();
+  else if (reason == DLL_THREAD_ATTACH) iat_thread_attach();
 }
 
 /* Calibrate before main (or when the DLL is loaded); hooks that fire
@@ -97,4 +98,7 @@ WIN_STARTUP(capprof_start)
   win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
+  const char *api = os_getenv("CAPPROF_API");   /* TEMPORARY: intercept.c */
+  if (api && *api) iat_install(api);
+  iat_run_ready();
 }

@@ -150,6 +150,29 @@ CP_INLINE uintptr_t win_frame_slot(uintptr_t key, uintptr_t sp, uintptr_t fp)
 ** waits a bounded time, since a thread killed while holding it never
 ** releases it. */
 int win_shutting_down(void) CP_HIDDEN;
+
+/* API interception (iat.c): iat_install patches the import address tables
+** for the DLLs of spec ("default", "all" or a comma list); the trampoline
+** (asm/intercept_x64.asm) calls the two workers around each API call. */
+struct iat_stub;
+int iat_install(const char *spec) CP_HIDDEN;
+void iat_thread_attach(void) CP_HIDDEN;
+void iat_run_ready(void) CP_HIDDEN;
+size_t iat_enter(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
+void iat_exit(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
+
+/* TEMPORARY until the portable registry (src/intercept.c) lands. */
+int intercept_register(const char *lib, const char *sym, uint32_t *id) CP_HIDDEN;
+void intercept_skip(uint32_t reason, const char *lib, const char *sym) CP_HIDDEN;
+#ifndef CPD_KEY_API
+#define CPD_KEY_API        UINT64_C(0xFF30000000000000)
+#define CPD_KEY_IS_API(k)  (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_API)
+#define CPD_SKIP_RETURNS_TWICE 1
+#define CPD_SKIP_LIBRARY 4
+#define CPD_SKIP_PROTECT 6
+#define CPD_SKIP_SLOT 5
+#define CPD_SKIP_FULL 7
+#endif
 void win_resolve_apis(void) CP_HIDDEN;
 void win_process_exit(void) CP_HIDDEN;
 

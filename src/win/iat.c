@@ -1,0 +1,566 @@
+/*
+** iat.c (Win32 x64) -- API interception for `capprof run` on Windows, WAP's
+** job: the import address tables of the program's own modules (not those of
+** system DLLs) are pointed at small stubs that time each call into the
+** selected DLLs through asm/intercept_x64.asm; LoadLibrary* calls are watched
+** so that modules loaded later are patched too. docs/windows.md explains it.
+*/
+#include <string.h>
+
+#include "win.h"
+
+#ifndef PSAPI_VERSION
+#  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */
+#endif
+#include <psapi.h>
+
+/* One stub per (API, target address), in executable memory that is written
+** once and then sealed read+execute. The code jumps to iat_trampoline with
+** r11 = the stub; the trampoline reads target at STUB_TARGET (24). */
+struct iat_stub {
+  unsigned char code[24];  /* lea r11,[rip-7]; jmp [rip+0]; dq iat_trampoline */
+  void *target;            /* the API's address, as the slot held it */
+  uint32_t id;             /* API id (intercept registry); IAT_NO_ID: watched only */
+  uint32_t copy;           /* bytes of home space and stack arguments to copy */
+  uint32_t flags;          /* IAT_F_* */
+  uint32_t pad_[5];
+};
+typedef char iat_stub_size_is_64[sizeof(struct iat_stub) == 64 ? 1 : -1];
+
+#define IAT_NO_ID       0xFFFFFFFFu
+#define IAT_F_RESCAN    1u      /* LoadLibrary*: patch new modules after it */
+#define IAT_F_FORGET    2u      /* FreeLibrary*: forget unloaded modules after it */
+
+#define COPY_DEFAULT    0x100u  /* home space + 28 stack arguments */
+#define COPY_VARIADIC   0x800u  /* printf & co: up to 252 stack arguments */
+
+#define POOL_BYTES      (4u << 20)    /* 65536 stubs of address space */
+#define INDEX_SLOTS     (1u << 17)    /* (target, id) -> stub, open addressing */
+#define MAX_MODULES     1024
+#define MAX_SELECT      64
+
+void iat_trampoline(void);
+
+/* ---- state --------------------------------------------------------------- */
+
+struct index_entry { void *target; struct iat_stub *stub; uint32_t id; };
+
+static struct {
+  int active;                       /* iat_install succeeded */
+  int gdi;                          /* GDI32 selected: batch limit 1 per thread */
+  int all;                          /* --api=all */
+  char select[MAX_SELECT][64];      /* lower-case DLL names; trailing '*' = prefix */
+  int nselect;
+  HMODULE self;                     /* the module holding the runtime */
+  wchar_t windir[MAX_PATH];         /* modules under it are the system's */
+  size_t windir_len;
+  unsigned char *pool;              /* reserved stub memory */
+  size_t pool_used;                 /* bytes handed out */
+  size_t pass_start;                /* first byte of the pass not sealed yet */
+  struct index_entry index[INDEX_SLOTS];
+  uint32_t nstubs;
+  HMODULE seen[MAX_MODULES];        /* modules at the last scan */
+  DWORD nseen;
+  uint64_t patched_slots, skipped_slots;
+} iat;
+
+static SRWLOCK pass_lock = SRWLOCK_INIT;
+
+typedef LONG (NTAPI *loader_lock_fn)(ULONG, ULONG *, ULONG_PTR *);
+typedef LONG (NTAPI *loader_unlock_fn)(ULONG, ULONG_PTR);
+typedef DWORD (WINAPI *batch_limit_fn)(DWORD);
+static loader_lock_fn lock_loader;
+static loader_unlock_fn unlock_loader;
+static batch_limit_fn set_batch_limit;
+
+/* ---- names ----------------------------------------------------------------- */
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+static void lower_copy(char *dst, const char *src, size_t n)
+{
+  size_t i = 0;
+  for (; src[i] && i + 1 < n; i++) dst[i] = lower(src[i]);
+  dst[i] = '\0';
+}
+
+/* DLL name matches a selection entry: equal, or the entry ends in '*' and
+** is a prefix. Case-insensitive; "kernel32" stands for "kernel32.dll". */
+static int name_matches(const char *want, const char *dll)
+{
+  char d[64];
+  lower_copy(d, dll, sizeof d);
+  size_t w = strlen(want);
+  if (w && want[w - 1] == '*') return strncmp(d, want, w - 1) == 0;
+  if (strcmp(d, want) == 0) return 1;
+  size_t n = strlen(d);
+  return n == w + 4 && strncmp(d, want, w) == 0 && strcmp(d + w, ".dll") == 0;
+}
+
+static int selected(const char *dll)
+{
+  if (iat.all) return 1;
+  for (int i = 0; i < iat.nselect; i++)
+    if (name_matches(iat.select[i], dll)) return 1;
+  return 0;
+}
+
+/* The WAP set: KERNEL32, USER32, GDI32, ADVAPI32 and the C runtime DLLs. */
+static const char *const default_set[] = {
+  "kernel32.dll", "user32.dll", "gdi32.dll", "advapi32.dll",
+  "msvcrt.dll", "ucrtbase.dll", "api-ms-win-crt-*", "msvcr1*", "vcruntime1*",
+};
+
+/* Parse "default", "all" or a comma list of DLL names into iat.select. */
+static void parse_spec(const char *spec)
+{
+  iat.nselect = 0;
+  iat.all = 0;
+  if (!spec || !*spec || strcmp(spec, "default") == 0) {
+    for (size_t i = 0; i < sizeof default_set / sizeof default_set[0]; i++)
+      lower_copy(iat.select[iat.nselect++], default_set[i], 64);
+    return;
+  }
+  if (strcmp(spec, "all") == 0) {
+    iat.all = 1;
+    return;
+  }
+  const char *p = spec;
+  while (*p && iat.nselect < MAX_SELECT) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n && n < 64) {
+      char tmp[64];
+      memcpy(tmp, p, n);
+      tmp[n] = '\0';
+      if (strcmp(tmp, "default") == 0) {
+        for (size_t i = 0; i < sizeof default_set / sizeof default_set[0] &&
+                           iat.nselect < MAX_SELECT; i++)
+          lower_copy(iat.select[iat.nselect++], default_set[i], 64);
+      } else {
+        lower_copy(iat.select[iat.nselect++], tmp, 64);
+      }
+    }
+    p = e ? e + 1 : p + n;
+  }
+}
+
+static int has_prefix(const char *s, const char *p)
+{
+  return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Functions never redirected, and why (the skip reasons of the dump):
+**  - setjmp and its variants save the caller's context and return twice: a
+**    frame of the trampoline in between would be gone at the second return;
+**  - RtlCaptureContext returns its caller's context, which would be the
+**    trampoline's, dead by the time the caller resumes it (libgcc's and the
+**    C++ runtime's unwinders do exactly that);
+**  - language-specific exception handlers are called by the dispatcher,
+**    not by the program. */
+static int excluded(const char *sym, uint32_t *reason)
+{
+  static const char *const twice[] = {
+    "setjmp", "_setjmp", "_setjmp3", "_setjmpex", "__intrinsic_setjmp",
+    "__intrinsic_setjmpex", "__mingw_setjmp", "RtlCaptureContext",
+    "RtlCaptureContext2", "getcontext",
+  };
+  for (size_t i = 0; i < sizeof twice / sizeof twice[0]; i++)
+    if (strcmp(sym, twice[i]) == 0) { *reason = CPD_SKIP_RETURNS_TWICE; return 1; }
+  if (strcmp(sym, "__C_specific_handler") == 0 || has_prefix(sym, "__CxxFrameHandler") ||
+      has_prefix(sym, "_except_handler") || has_prefix(sym, "__GSHandlerCheck") ||
+      has_prefix(sym, "_GCC_specific_handler")) {
+    *reason = CPD_SKIP_LIBRARY;
+    return 1;
+  }
+  return 0;
+}
+
+/* Variadic functions may take many stack arguments: copy more for them. */
+static uint32_t copy_bytes(const char *sym)
+{
+  if (strstr(sym, "printf") || strstr(sym, "scanf") || has_prefix(sym, "_execl") ||
+      has_prefix(sym, "_spawnl") || has_prefix(sym, "execl") || has_prefix(sym, "spawnl") ||
+      has_prefix(sym, "_wexecl") || has_prefix(sym, "_wspawnl"))
+    return COPY_VARIADIC;
+  return COPY_DEFAULT;
+}
+
+/* LoadLibrary* and FreeLibrary* from kernel32, kernelbase or the loader API
+** set: after one returns, new modules are patched (IAT_F_RESCAN) or unloaded
+** ones forgotten (IAT_F_FORGET). Watched even when not selected. */
+static uint32_t loads_modules(const char *dll, const char *sym)
+{
+  uint32_t f = has_prefix(sym, "LoadLibrary") ? IAT_F_RESCAN :
+               has_prefix(sym, "FreeLibrary") ? IAT_F_FORGET : 0;
+  if (f && (name_matches("kernel32.dll", dll) || name_matches("kernelbase.dll", dll) ||
+            name_matches("api-ms-win-core-libraryloader-*", dll)))
+    return f;
+  return 0;
+}
+
+/* ---- stubs ------------------------------------------------------------------- */
+
+static uint32_t index_hash(const void *target, uint32_t id)
+{
+  uint64_t h = (uint64_t)(uintptr_t)target * UINT64_C(0x9E3779B97F4A7C15) ^ id;
+  return (uint32_t)(h >> 40) & (INDEX_SLOTS - 1);
+}
+
+static struct index_entry *index_find(void *target, uint32_t id)
+{
+  uint32_t i = index_hash(target, id);
+  for (uint32_t n = 0; n < INDEX_SLOTS; n++, i = (i + 1) & (INDEX_SLOTS - 1)) {
+    struct index_entry *e = &iat.index[i];
+    if (!e->stub || (e->target == target && e->id == id)) return e;
+  }
+  return NULL;
+}
+
+static int in_pool(const void *p)
+{
+  const unsigned char *c = p;
+  return iat.pool && c >= iat.pool && c < iat.pool + POOL_BYTES;
+}
+
+/* The stub for (target, id), made on first use during a pass (writable
+** until the pass seals it); NULL when the pool or the index is full. */
+static struct iat_stub *stub_for(void *target, uint32_t id, const char *sym, uint32_t flags)
+{
+  struct index_entry *e = index_find(target, id);
+  if (!e) return NULL;
+  if (e->stub) return e->stub;
+  if (iat.nstubs >= INDEX_SLOTS / 2 || iat.pool_used + sizeof(struct iat_stub) > POOL_BYTES)
+    return NULL;
+  size_t page = os_page_size();
+  size_t end = iat.pool_used + sizeof(struct iat_stub);
+  size_t have = (iat.pool_used + page - 1) / page * page;
+  if (end > have && os_commit(iat.pool + have, page) != 0) return NULL;
+  struct iat_stub *s = (struct iat_stub *)(iat.pool + iat.pool_used);
+  static const unsigned char code[24] = {
+    0x4C, 0x8D, 0x1D, 0xF9, 0xFF, 0xFF, 0xFF,       /* lea r11, [rip-7] */
+    0xFF, 0x25, 0x00, 0x00, 0x00, 0x00,             /* jmp [rip+0] */
+    0, 0, 0, 0, 0, 0, 0, 0,                         /* iat_trampoline */
+    0xCC, 0xCC, 0xCC,
+  };
+  memcpy(s->code, code, sizeof code);
+  void (*tramp)(void) = iat_trampoline;
+  memcpy(s->code + 13, &tramp, sizeof tramp);
+  s->target = target;
+  s->id = id;
+  s->copy = copy_bytes(sym);
+  s->flags = flags;
+  iat.pool_used = end;
+  e->target = target;
+  e->id = id;
+  e->stub = s;
+  iat.nstubs++;
+  return s;
+}
+
+/* Make the stubs of this pass executable, read-only; the next pass starts
+** on a fresh page. */
+static void seal_pass(void)
+{
+  size_t page = os_page_size();
+  size_t from = iat.pass_start, to = (iat.pool_used + page - 1) / page * page;
+  if (to > from) {
+    DWORD old;
+    VirtualProtect(iat.pool + from, to - from, PAGE_EXECUTE_READ, &old);
+    FlushInstructionCache(GetCurrentProcess(), iat.pool + from, to - from);
+  }
+  iat.pool_used = iat.pass_start = to;
+}
+
+/* ---- modules ------------------------------------------------------------------ */
+
+/* Whether p is code: imported data (msvcrt's _fmode, _iob, ...) has a slot
+** like a function's, which the program reads as the variable's address.
+** The last region asked about is remembered: slots of one DLL mostly point
+** into the same .text. */
+static int is_code(const void *p)
+{
+  static const unsigned char *lo, *hi;
+  static int exec;
+  const unsigned char *c = p;
+  if (c < lo || c >= hi) {
+    MEMORY_BASIC_INFORMATION mbi;
+    if (!VirtualQuery(p, &mbi, sizeof mbi)) return 0;
+    lo = mbi.BaseAddress;
+    hi = lo + mbi.RegionSize;
+    exec = mbi.State == MEM_COMMIT &&
+           (mbi.Protect & (PAGE_EXECUTE | PAGE_EXECUTE_READ | PAGE_EXECUTE_READWRITE |
+                           PAGE_EXECUTE_WRITECOPY)) != 0;
+  }
+  return exec;
+}
+
+/* A module of the system (under the Windows directory) is left alone: as
+** with WAP, calls between system DLLs are theirs, not the program's. */
+static int system_module(HMODULE m)
+{
+  wchar_t path[MAX_PATH];
+  DWORD n = GetModuleFileNameW(m, path, MAX_PATH);
+  if (!n || n >= MAX_PATH) return 1;
+  if (n <= iat.windir_len) return 0;
+  return _wcsnicmp(path, iat.windir, iat.windir_len) == 0 && path[iat.windir_len] == L'\\';
+}
+
+static const IMAGE_IMPORT_DESCRIPTOR *imports_of(const unsigned char *base)
+{
+  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return NULL;
+  const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE ||
+      nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC ||
+      nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_IMPORT)
+    return NULL;
+  const IMAGE_DATA_DIRECTORY *d = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
+  if (!d->VirtualAddress || !d->Size) return NULL;
+  return (const IMAGE_IMPORT_DESCRIPTOR *)(base + d->VirtualAddress);
+}
+
+/* One module's imports. Pass 1 (write == 0) makes the stubs; pass 2, once
+** they are sealed, points the slots at them. A slot that already points
+** into the pool was patched before. */
+static void patch_module(HMODULE mod, int write)
+{
+  const unsigned char *base = (const unsigned char *)mod;
+  const IMAGE_IMPORT_DESCRIPTOR *imp = imports_of(base);
+  if (!imp) return;
+  for (; imp->Name; imp++) {
+    const char *dll = (const char *)base + imp->Name;
+    /* Without the name table the names are gone (bound-only imports). */
+    if (!imp->OriginalFirstThunk || !imp->FirstThunk) continue;
+    int sel = selected(dll);
+    const IMAGE_THUNK_DATA64 *names = (const IMAGE_THUNK_DATA64 *)(base + imp->OriginalFirstThunk);
+    void **slots = (void **)(base + imp->FirstThunk);
+    size_t n = 0;
+    while (names[n].u1.AddressOfData) n++;
+    DWORD old = 0;
+    int writable = 0;
+    for (size_t i = 0; i < n; i++) {
+      char ordinal[16];
+      const char *sym;
+      if (IMAGE_SNAP_BY_ORDINAL64(names[i].u1.Ordinal)) {
+        unsigned ord = (unsigned)IMAGE_ORDINAL64(names[i].u1.Ordinal), k = 0;
+        char digits[8];
+        do digits[k++] = (char)('0' + ord % 10); while ((ord /= 10) && k < 7);
+        ordinal[0] = '#';
+        for (unsigned j = 0; j < k; j++) ordinal[1 + j] = digits[k - 1 - j];
+        ordinal[1 + k] = '\0';
+        sym = ordinal;
+      } else {
+        sym = (const char *)((const IMAGE_IMPORT_BY_NAME *)(base + names[i].u1.AddressOfData))->Name;
+      }
+      uint32_t watch = loads_modules(dll, sym);
+      if (!sel && !watch) continue;
+      void *cur = slots[i];
+      if (!cur || in_pool(cur)) continue;
+      uint32_t reason = CPD_SKIP_SLOT;
+      if (!is_code(cur) || excluded(sym, &reason)) {
+        if (!write) {
+          intercept_skip(reason, dll, sym);
+          iat.skipped_slots++;
+        }
+        continue;
+      }
+      uint32_t id = IAT_NO_ID;
+      if (sel && intercept_register(dll, sym, &id) != 0) {
+        if (!write) intercept_skip(CPD_SKIP_FULL, dll, sym);
+        if (!watch) continue;
+        id = IAT_NO_ID;
+      }
+      uint32_t flags = watch;
+      if (!write) {
+        if (!stub_for(cur, id, sym, flags)) intercept_skip(CPD_SKIP_FULL, dll, sym);
+        continue;
+      }
+      struct index_entry *e = index_find(cur, id);
+      if (!e || !e->stub) continue;
+      if (!writable) {
+        if (!VirtualProtect(slots, n * sizeof(void *), PAGE_READWRITE, &old)) {
+          intercept_skip(CPD_SKIP_PROTECT, dll, sym);
+          break;
+        }
+        writable = 1;
+      }
+      InterlockedExchangePointer(&slots[i], e->stub);
+      iat.patched_slots++;
+    }
+    if (writable) VirtualProtect(slots, n * sizeof(void *), old, &old);
+  }
+}
+
+/* A module already there at the previous scan has been patched. FreeLibrary
+** is watched too (forget_unloaded), so that a module loaded later at the
+** address of an unloaded one is not taken for it. */
+static int seen_before(HMODULE m)
+{
+  for (DWORD i = 0; i < iat.nseen; i++)
+    if (iat.seen[i] == m) return 1;
+  return 0;
+}
+
+/* Patch every new module that is not the system's nor the runtime's. Holds the
+** loader lock (when available) so that no module is unloaded meanwhile;
+** the caller holds pass_lock. */
+static void scan(void)
+{
+  HMODULE mods[MAX_MODULES];
+  DWORD need = 0;
+  ULONG_PTR cookie = 0;
+  int locked = lock_loader && lock_loader(0, NULL, &cookie) == 0;
+  if (K32EnumProcessModules(GetCurrentProcess(), mods, sizeof mods, &need)) {
+    DWORD count = need / sizeof(HMODULE);
+    if (count > MAX_MODULES) count = MAX_MODULES;
+    int changed = count != iat.nseen || memcmp(mods, iat.seen, count * sizeof(HMODULE)) != 0;
+    if (changed) {
+      DWORD k = 0;
+      for (DWORD i = 0; i < count; i++)
+        if (mods[i] != iat.self && !seen_before(mods[i]) && !system_module(mods[i]))
+          mods[k++] = mods[i];
+      for (DWORD i = 0; i < k; i++) patch_module(mods[i], 0);
+      seal_pass();
+      for (DWORD i = 0; i < k; i++) patch_module(mods[i], 1);
+      K32EnumProcessModules(GetCurrentProcess(), iat.seen, sizeof iat.seen, &need);
+      iat.nseen = need / sizeof(HMODULE) > MAX_MODULES ? MAX_MODULES : need / sizeof(HMODULE);
+    }
+    if (iat.gdi && !set_batch_limit) {
+      HMODULE gdi = GetModuleHandleW(L"gdi32.dll");
+      if (gdi) {
+        set_batch_limit = (batch_limit_fn)(void (*)(void))GetProcAddress(gdi, "GdiSetBatchLimit");
+        if (set_batch_limit) set_batch_limit(1);
+      }
+    }
+  }
+  if (locked) unlock_loader(0, cookie);
+}
+
+/* After a FreeLibrary returned: drop what is gone from the seen list. */
+static void forget_unloaded(void)
+{
+  HMODULE mods[MAX_MODULES];
+  DWORD need = 0, k = 0;
+  if (!K32EnumProcessModules(GetCurrentProcess(), mods, sizeof mods, &need)) return;
+  DWORD count = need / sizeof(HMODULE) > MAX_MODULES ? MAX_MODULES : need / sizeof(HMODULE);
+  for (DWORD i = 0; i < iat.nseen; i++)
+    for (DWORD j = 0; j < count; j++)
+      if (mods[j] == iat.seen[i]) {
+        iat.seen[k++] = iat.seen[i];
+        break;
+      }
+  iat.nseen = k;
+}
+
+/* After a LoadLibrary* or FreeLibrary returned: patch what it brought in,
+** forget what it took away. */
+static void rescan(uint32_t flags)
+{
+  os_errsave e = os_save_errors();
+  AcquireSRWLockExclusive(&pass_lock);
+  if (flags & IAT_F_FORGET) forget_unloaded();
+  else scan();
+  ReleaseSRWLockExclusive(&pass_lock);
+  os_restore_errors(e);
+}
+
+/* ---- the trampoline's workers --------------------------------------------------- */
+
+/* The frame's sp follows the hooks' convention (CP_FRAME_ADDRESS: the
+** callee's CFA minus two slots; the CFA is slot + 8), so that a frame of a
+** -finstrument-functions caller and its API calls compare as they should.
+** An API frame with the same sp as this call is a sibling that never
+** returned (an exception or longjmp went through it): popped here. */
+size_t iat_enter(struct iat_stub *s, uintptr_t slot)
+{
+  uintptr_t stack_base = WIN_TEB_READ(8);   /* NT_TIB.StackBase */
+  size_t n = s->copy;
+  if (stack_base > slot + 8 && stack_base - (slot + 8) < n)
+    n = (size_t)(stack_base - (slot + 8)) & ~(size_t)15;
+  if (n < 32) n = 32;
+  if (s->id == IAT_NO_ID) return n;
+  struct cp_thread *t = win_tls_get();
+  if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return n;
+  uintptr_t sp = slot - 8;
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f->sp <= sp)) {
+    uint64_t now = cp_now();
+    f = calltree_unwind(t, sp, now);
+    while (f > t->frames && f->sp == sp && CPD_KEY_IS_API(t->nodes[f->node].key)) {
+      calltree_charge(&t->nodes[f->node], now - f->start);
+      t->top = --f;
+    }
+  }
+  cp_hot_enter(t, CPD_KEY_API | s->id, sp);
+  return n;
+}
+
+void iat_exit(struct iat_stub *s, uintptr_t slot)
+{
+  if (s->id != IAT_NO_ID) {
+    struct cp_thread *t = win_tls_get();
+    if (t && !(CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)))
+      cp_hot_exit(t, CPD_KEY_API | s->id, slot - 8, 1);
+  }
+  if (CP_UNLIKELY(s->flags)) rescan(s->flags);
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+/* Each thread gets a GDI batch limit of one when GDI32 is profiled (WAP did
+** this): otherwise GDI queues calls and the one that flushes the batch is
+** billed for all of them. The limit is per thread; the TLS callback calls
+** this at DLL_THREAD_ATTACH. */
+void iat_thread_attach(void)
+{
+  if (iat.active && set_batch_limit) set_batch_limit(1);
+}
+
+/* Tell the launcher (`capprof run`, tools/run_win.c) that the runtime runs
+** in this process: it passed an inheritable event's handle value in
+** CAPPROF_RUN_EVENT. The variable is removed, so that a program this one
+** starts does not signal a handle value that means something else there. */
+void iat_run_ready(void)
+{
+  const char *v = os_getenv("CAPPROF_RUN_EVENT");
+  if (!v || !*v) return;
+  SetEnvironmentVariableW(L"CAPPROF_RUN_EVENT", NULL);
+  uint64_t h = 0;
+  for (; *v >= '0' && *v <= '9'; v++) h = h * 10 + (uint64_t)(*v - '0');
+  if (h && !*v) SetEvent((HANDLE)(uintptr_t)h);
+}
+
+int iat_install(const char *spec)
+{
+  AcquireSRWLockExclusive(&pass_lock);
+  int rc = 0;
+  if (iat.active) goto out;
+  parse_spec(spec);
+  for (int i = 0; i < iat.nselect; i++)
+    if (name_matches("gdi32.dll", iat.select[i])) iat.gdi = 1;
+  if (iat.all) iat.gdi = 1;
+  GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                     GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                     (LPCWSTR)(void *)iat_install, &iat.self);
+  UINT w = GetSystemWindowsDirectoryW(iat.windir, MAX_PATH);
+  iat.windir_len = w < MAX_PATH ? w : 0;
+  while (iat.windir_len && iat.windir[iat.windir_len - 1] == L'\\') iat.windir_len--;
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (ntdll) {
+    lock_loader = (loader_lock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrLockLoaderLock");
+    unlock_loader = (loader_unlock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrUnlockLoaderLock");
+    if (!lock_loader || !unlock_loader) lock_loader = NULL;
+  }
+  iat.pool = os_reserve(POOL_BYTES);
+  if (!iat.pool) {
+    rc = CAPPROF_ENOMEM;
+    goto out;
+  }
+  iat.active = 1;
+  scan();
+out:
+  ReleaseSRWLockExclusive(&pass_lock);
+  return rc;
+}
