@@ -98,7 +98,6 @@ WIN_STARTUP(capprof_start)
   win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
-  const char *api = os_getenv("CAPPROF_API");   /* TEMPORARY: intercept.c */
-  if (api && *api) iat_install(api);
+  intercept_start();     /* TEMPORARY: runtime_init will call it */
   iat_run_ready();
 }

@@ -37,7 +37,6 @@ typedef char iat_stub_size_is_64[sizeof(struct iat_stub) == 64 ? 1 : -1];
 #define POOL_BYTES      (4u << 20)    /* 65536 stubs of address space */
 #define INDEX_SLOTS     (1u << 17)    /* (target, id) -> stub, open addressing */
 #define MAX_MODULES     1024
-#define MAX_SELECT      64
 
 void iat_trampoline(void);
 
@@ -46,11 +45,8 @@ void iat_trampoline(void);
 struct index_entry { void *target; struct iat_stub *stub; uint32_t id; };
 
 static struct {
-  int active;                       /* iat_install succeeded */
+  int active;                       /* os_intercept_start succeeded */
   int gdi;                          /* GDI32 selected: batch limit 1 per thread */
-  int all;                          /* --api=all */
-  char select[MAX_SELECT][64];      /* lower-case DLL names; trailing '*' = prefix */
-  int nselect;
   HMODULE self;                     /* the module holding the runtime */
   wchar_t windir[MAX_PATH];         /* modules under it are the system's */
   size_t windir_len;
@@ -61,7 +57,7 @@ static struct {
   uint32_t nstubs;
   HMODULE seen[MAX_MODULES];        /* modules at the last scan */
   DWORD nseen;
-  uint64_t patched_slots, skipped_slots;
+  uint64_t patched_slots;           /* slots pointed at stubs so far */
 } iat;
 
 static SRWLOCK pass_lock = SRWLOCK_INIT;
@@ -84,65 +80,15 @@ static void lower_copy(char *dst, const char *src, size_t n)
   dst[i] = '\0';
 }
 
-/* DLL name matches a selection entry: equal, or the entry ends in '*' and
-** is a prefix. Case-insensitive; "kernel32" stands for "kernel32.dll". */
+/* DLL name matches want: equal, or want ends in '*' and is a prefix.
+** Case-insensitive. */
 static int name_matches(const char *want, const char *dll)
 {
   char d[64];
   lower_copy(d, dll, sizeof d);
   size_t w = strlen(want);
   if (w && want[w - 1] == '*') return strncmp(d, want, w - 1) == 0;
-  if (strcmp(d, want) == 0) return 1;
-  size_t n = strlen(d);
-  return n == w + 4 && strncmp(d, want, w) == 0 && strcmp(d + w, ".dll") == 0;
-}
-
-static int selected(const char *dll)
-{
-  if (iat.all) return 1;
-  for (int i = 0; i < iat.nselect; i++)
-    if (name_matches(iat.select[i], dll)) return 1;
-  return 0;
-}
-
-/* The WAP set: KERNEL32, USER32, GDI32, ADVAPI32 and the C runtime DLLs. */
-static const char *const default_set[] = {
-  "kernel32.dll", "user32.dll", "gdi32.dll", "advapi32.dll",
-  "msvcrt.dll", "ucrtbase.dll", "api-ms-win-crt-*", "msvcr1*", "vcruntime1*",
-};
-
-/* Parse "default", "all" or a comma list of DLL names into iat.select. */
-static void parse_spec(const char *spec)
-{
-  iat.nselect = 0;
-  iat.all = 0;
-  if (!spec || !*spec || strcmp(spec, "default") == 0) {
-    for (size_t i = 0; i < sizeof default_set / sizeof default_set[0]; i++)
-      lower_copy(iat.select[iat.nselect++], default_set[i], 64);
-    return;
-  }
-  if (strcmp(spec, "all") == 0) {
-    iat.all = 1;
-    return;
-  }
-  const char *p = spec;
-  while (*p && iat.nselect < MAX_SELECT) {
-    const char *e = strchr(p, ',');
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    if (n && n < 64) {
-      char tmp[64];
-      memcpy(tmp, p, n);
-      tmp[n] = '\0';
-      if (strcmp(tmp, "default") == 0) {
-        for (size_t i = 0; i < sizeof default_set / sizeof default_set[0] &&
-                           iat.nselect < MAX_SELECT; i++)
-          lower_copy(iat.select[iat.nselect++], default_set[i], 64);
-      } else {
-        lower_copy(iat.select[iat.nselect++], tmp, 64);
-      }
-    }
-    p = e ? e + 1 : p + n;
-  }
+  return strcmp(d, want) == 0;
 }
 
 static int has_prefix(const char *s, const char *p)
@@ -320,76 +266,116 @@ static const IMAGE_IMPORT_DESCRIPTOR *imports_of(const unsigned char *base)
   return (const IMAGE_IMPORT_DESCRIPTOR *)(base + d->VirtualAddress);
 }
 
-/* One module's imports. Pass 1 (write == 0) makes the stubs; pass 2, once
-** they are sealed, points the slots at them. A slot that already points
-** into the pool was patched before. */
-static void patch_module(HMODULE mod, int write)
+/* Slots waiting for their stubs to be sealed, then written (flush). */
+struct pending {
+  void **slot;
+  struct iat_stub *stub;
+  const char *sym;       /* in the module's image (the loader lock is held) */
+  char dll[64];          /* lower case */
+};
+#define PENDING_MAX 1024
+static struct pending pend[PENDING_MAX];
+static unsigned npend;
+
+/* Seal the stubs made so far, then point the pending slots at them, each
+** slot's page made writable for the store and protected again. */
+static void flush(void)
+{
+  seal_pass();
+  unsigned char *page = NULL;
+  DWORD old = 0;
+  uintptr_t mask = ~(uintptr_t)(os_page_size() - 1);
+  for (unsigned i = 0; i < npend; i++) {
+    unsigned char *p = (unsigned char *)((uintptr_t)pend[i].slot & mask);
+    if (p != page) {
+      if (page) VirtualProtect(page, os_page_size(), old, &old);
+      page = VirtualProtect(p, os_page_size(), PAGE_READWRITE, &old) ? p : NULL;
+    }
+    if (!page) {
+      intercept_skip(CPD_SKIP_PROTECT, pend[i].dll, pend[i].sym);
+      continue;
+    }
+    InterlockedExchangePointer(pend[i].slot, pend[i].stub);
+    iat.patched_slots++;
+  }
+  if (page) VirtualProtect(page, os_page_size(), old, &old);
+  npend = 0;
+}
+
+/* Why sym, imported from a selected DLL, is left alone (a CPD_SKIP_*), or
+** 0. The portable list (intercept_unsafe) is made for a moved return
+** address; this trampoline keeps a real frame that unwinders walk, so
+** functions that unwind (longjmp, RaiseException, RtlUnwindEx, C++ throw)
+** are timed here. Those that return twice or hand out their caller's
+** context are not, nor the dispatcher's handlers (excluded). */
+static uint32_t left_alone(const char *sym)
+{
+  uint32_t why = intercept_unsafe(sym);
+  if (why == CPD_SKIP_UNWINDS) why = 0;
+  if (!why) excluded(sym, &why);
+  return why;
+}
+
+/* The ordinal import #n's name, "#n", in buf. */
+static const char *ordinal_name(unsigned ord, char buf[16])
+{
+  char digits[8];
+  unsigned k = 0;
+  do digits[k++] = (char)('0' + ord % 10); while ((ord /= 10) && k < 7);
+  buf[0] = '#';
+  for (unsigned j = 0; j < k; j++) buf[1 + j] = digits[k - 1 - j];
+  buf[1 + k] = '\0';
+  return buf;
+}
+
+/* Queue the import slots of one module for patching; returns how many. A
+** slot that already points into the pool was patched before; imported data
+** (not code) is left as it is. Library names are given in lower case, the
+** way Windows compares them. */
+static uint64_t patch_module(HMODULE mod)
 {
   const unsigned char *base = (const unsigned char *)mod;
   const IMAGE_IMPORT_DESCRIPTOR *imp = imports_of(base);
-  if (!imp) return;
+  uint64_t queued = 0;
+  if (!imp) return 0;
   for (; imp->Name; imp++) {
-    const char *dll = (const char *)base + imp->Name;
+    char dll[64];
+    lower_copy(dll, (const char *)base + imp->Name, sizeof dll);
     /* Without the name table the names are gone (bound-only imports). */
     if (!imp->OriginalFirstThunk || !imp->FirstThunk) continue;
-    int sel = selected(dll);
+    int sel = intercept_selects(dll);
     const IMAGE_THUNK_DATA64 *names = (const IMAGE_THUNK_DATA64 *)(base + imp->OriginalFirstThunk);
     void **slots = (void **)(base + imp->FirstThunk);
-    size_t n = 0;
-    while (names[n].u1.AddressOfData) n++;
-    DWORD old = 0;
-    int writable = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; names[i].u1.AddressOfData; i++) {
       char ordinal[16];
-      const char *sym;
-      if (IMAGE_SNAP_BY_ORDINAL64(names[i].u1.Ordinal)) {
-        unsigned ord = (unsigned)IMAGE_ORDINAL64(names[i].u1.Ordinal), k = 0;
-        char digits[8];
-        do digits[k++] = (char)('0' + ord % 10); while ((ord /= 10) && k < 7);
-        ordinal[0] = '#';
-        for (unsigned j = 0; j < k; j++) ordinal[1 + j] = digits[k - 1 - j];
-        ordinal[1 + k] = '\0';
-        sym = ordinal;
-      } else {
-        sym = (const char *)((const IMAGE_IMPORT_BY_NAME *)(base + names[i].u1.AddressOfData))->Name;
-      }
+      const char *sym = IMAGE_SNAP_BY_ORDINAL64(names[i].u1.Ordinal)
+          ? ordinal_name((unsigned)IMAGE_ORDINAL64(names[i].u1.Ordinal), ordinal)
+          : (const char *)((const IMAGE_IMPORT_BY_NAME *)(base + names[i].u1.AddressOfData))->Name;
       uint32_t watch = loads_modules(dll, sym);
       if (!sel && !watch) continue;
       void *cur = slots[i];
-      if (!cur || in_pool(cur)) continue;
-      uint32_t reason = CPD_SKIP_SLOT;
-      if (!is_code(cur) || excluded(sym, &reason)) {
-        if (!write) {
-          intercept_skip(reason, dll, sym);
-          iat.skipped_slots++;
-        }
-        continue;
-      }
-      uint32_t id = IAT_NO_ID;
-      if (sel && intercept_register(dll, sym, &id) != 0) {
-        if (!write) intercept_skip(CPD_SKIP_FULL, dll, sym);
+      if (!cur || in_pool(cur) || !is_code(cur)) continue;
+      uint32_t id = IAT_NO_ID, why = sel ? left_alone(sym) : 0;
+      if (sel && !why && (id = intercept_register(dll, sym)) == UINT32_MAX) why = CPD_SKIP_FULL;
+      if (why) {
+        intercept_skip(why, dll, sym);
         if (!watch) continue;
-        id = IAT_NO_ID;
+        id = IAT_NO_ID;                 /* still watched, not timed */
       }
-      uint32_t flags = watch;
-      if (!write) {
-        if (!stub_for(cur, id, sym, flags)) intercept_skip(CPD_SKIP_FULL, dll, sym);
+      struct iat_stub *stub = stub_for(cur, id, sym, watch);
+      if (!stub) {
+        if (sel) intercept_skip(CPD_SKIP_FULL, dll, sym);
         continue;
       }
-      struct index_entry *e = index_find(cur, id);
-      if (!e || !e->stub) continue;
-      if (!writable) {
-        if (!VirtualProtect(slots, n * sizeof(void *), PAGE_READWRITE, &old)) {
-          intercept_skip(CPD_SKIP_PROTECT, dll, sym);
-          break;
-        }
-        writable = 1;
-      }
-      InterlockedExchangePointer(&slots[i], e->stub);
-      iat.patched_slots++;
+      pend[npend].slot = &slots[i];
+      pend[npend].stub = stub;
+      memcpy(pend[npend].dll, dll, sizeof dll);
+      pend[npend].sym = sym;
+      queued++;
+      if (++npend == PENDING_MAX) flush();
     }
-    if (writable) VirtualProtect(slots, n * sizeof(void *), old, &old);
   }
+  return queued;
 }
 
 /* A module already there at the previous scan has been patched. FreeLibrary
@@ -420,9 +406,10 @@ static void scan(void)
       for (DWORD i = 0; i < count; i++)
         if (mods[i] != iat.self && !seen_before(mods[i]) && !system_module(mods[i]))
           mods[k++] = mods[i];
-      for (DWORD i = 0; i < k; i++) patch_module(mods[i], 0);
-      seal_pass();
-      for (DWORD i = 0; i < k; i++) patch_module(mods[i], 1);
+      uint64_t modules = 0, before = iat.patched_slots;
+      for (DWORD i = 0; i < k; i++) modules += patch_module(mods[i]) != 0;
+      flush();
+      intercept_patched(modules, iat.patched_slots - before);
       K32EnumProcessModules(GetCurrentProcess(), iat.seen, sizeof iat.seen, &need);
       iat.nseen = need / sizeof(HMODULE) > MAX_MODULES ? MAX_MODULES : need / sizeof(HMODULE);
     }
@@ -532,18 +519,24 @@ void iat_run_ready(void)
   if (h && !*v) SetEvent((HANDLE)(uintptr_t)h);
 }
 
-int iat_install(const char *spec)
+static CP_NOINLINE CP_NOINSTR void cal_plain(void)
+{
+  CP_BARRIER();
+}
+
+/* Called once by intercept_start (runtime_init) when CAPPROF_API is set:
+** in capprof.dll loaded by `capprof run`, that is under the loader lock of
+** its DllMain, where patching is allowed (no thread is created, nothing is
+** loaded). Returns CPD_IS_*. */
+int os_intercept_start(void)
 {
   AcquireSRWLockExclusive(&pass_lock);
-  int rc = 0;
+  int rc = CPD_IS_ACTIVE;
   if (iat.active) goto out;
-  parse_spec(spec);
-  for (int i = 0; i < iat.nselect; i++)
-    if (name_matches("gdi32.dll", iat.select[i])) iat.gdi = 1;
-  if (iat.all) iat.gdi = 1;
+  iat.gdi = intercept_selects("gdi32.dll");
   GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
                      GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
-                     (LPCWSTR)(void *)iat_install, &iat.self);
+                     (LPCWSTR)(void *)os_intercept_start, &iat.self);
   UINT w = GetSystemWindowsDirectoryW(iat.windir, MAX_PATH);
   iat.windir_len = w < MAX_PATH ? w : 0;
   while (iat.windir_len && iat.windir[iat.windir_len - 1] == L'\\') iat.windir_len--;
@@ -553,13 +546,20 @@ int iat_install(const char *spec)
     unlock_loader = (loader_unlock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrUnlockLoaderLock");
     if (!lock_loader || !unlock_loader) lock_loader = NULL;
   }
+  /* The calibration's stub first: an id of its own, never registered. */
+  struct iat_stub *cal = NULL;
   iat.pool = os_reserve(POOL_BYTES);
-  if (!iat.pool) {
-    rc = CAPPROF_ENOMEM;
+  if (iat.pool) cal = stub_for((void *)cal_plain, 0xFFFFFFu, "", 0);
+  if (!cal) {
+    rc = CPD_IS_FAILED;
     goto out;
   }
+  seal_pass();
   iat.active = 1;
   scan();
+  ReleaseSRWLockExclusive(&pass_lock);
+  intercept_calibrate((void (*)(void))(void *)cal, cal_plain);
+  return rc;
 out:
   ReleaseSRWLockExclusive(&pass_lock);
   return rc;

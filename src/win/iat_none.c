@@ -5,10 +5,10 @@
 */
 #include "win.h"
 
-int iat_install(const char *spec)
+int os_intercept_start(void)
 {
-  (void)spec;
-  return CAPPROF_EINVAL;
+  os_report("capprof: API interception is implemented for x64 Windows only");
+  return CPD_IS_UNSUPPORTED;
 }
 
 void iat_thread_attach(void) {}

@@ -8,17 +8,17 @@
 
 static char names[4096][96];
 static uint32_t count;
+static char spec[256];
 
-int intercept_register(const char *lib, const char *sym, uint32_t *id)
+uint32_t intercept_register(const char *lib, const char *sym)
 {
   char k[96];
   snprintf(k, sizeof k, "%s!%s", lib, sym);
   for (uint32_t i = 0; i < count; i++)
-    if (!strcmp(names[i], k)) { *id = i; return 0; }
-  if (count >= 4096) return CAPPROF_ELIMIT;
+    if (!strcmp(names[i], k)) return i;
+  if (count >= 4096) return UINT32_MAX;
   strcpy(names[count], k);
-  *id = count++;
-  return 0;
+  return count++;
 }
 
 void intercept_skip(uint32_t reason, const char *lib, const char *sym)
@@ -26,4 +26,26 @@ void intercept_skip(uint32_t reason, const char *lib, const char *sym)
   (void)reason; (void)lib; (void)sym;
 }
 
-const char *iat_tmp_name(uint32_t id) { return id < count ? names[id] : "?"; }
+int intercept_selects(const char *lib)
+{
+  static const char *d[] = { "kernel32.dll", "user32.dll", "gdi32.dll", "advapi32.dll", "msvcrt.dll", "ucrtbase.dll" };
+  if (!strcmp(spec, "all")) return 1;
+  for (int i = 0; i < 6; i++) if (!_stricmp(d[i], lib)) return 1;
+  return 0;
+}
+
+uint32_t intercept_unsafe(const char *s)
+{
+  return !strcmp(s, "setjmp") || !strcmp(s, "_setjmp") ? CPD_SKIP_RETURNS_TWICE : 0;
+}
+
+void intercept_patched(uint64_t m, uint64_t s) { (void)m; (void)s; }
+void intercept_calibrate(void (*through)(void), void (*plain)(void)) { (void)through; (void)plain; }
+
+void intercept_start(void)
+{
+  const char *v = os_getenv("CAPPROF_API");
+  if (!v || !*v) return;
+  snprintf(spec, sizeof spec, "%s", v);
+  os_intercept_start();
+}

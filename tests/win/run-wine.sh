@@ -13,11 +13,16 @@
 #   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
 #      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and the tool
 #      as MSVC would build it, and builds runtime and tool for 32-bit MinGW.
-# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP
+#   5. runs programs built with no capprof flag under `capprof.exe run` (API
+#      interception through the import address tables): exact per-thread
+#      counts of known API calls (check_api), exit codes passed through,
+#      C++ exceptions, SEH and longjmp through intercepted calls.
+# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP NATIVE-CHECK_API
 set -eu
 SRC=$(cd "$1" && pwd)
 BUILD=$2
 CHECK=$3
+CHECK_API=$4
 mkdir -p "$BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
@@ -123,6 +128,61 @@ set -- "$OUT/exit_process"/exit_process_dll.*.capprof
   x86_64-w64-mingw32-nm -n "$WIN/exit_process_dll.exe"; } >"$OUT/exit_process.sym"
 "$CHECK" "$1" "$OUT/exit_process.sym" "$SRC/tests/win/exit_process.expect" \
   || fail "exit_process_dll: call counts"
+
+# One line per thread from check_api, its words sorted (C locale).
+canon() { tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+expect_thread() {     # FILE "thread: path=count ...": some thread has exactly these
+  want=$(echo "$2" | canon)
+  while read -r line; do
+    [ "$(echo "$line" | canon)" = "$want" ] && return 0
+  done <"$1"
+  echo "expected a thread with: $2"; cat "$1"
+  return 1
+}
+
+step "capprof.exe run: api_calls.exe, built with no capprof flag (import address tables)"
+RUN="$OUT/run"
+mkdir -p "$RUN"
+rc=0
+(cd "$WIN" && wine "$BUILD/capprof.exe" run -o "$RUN/%n.%p.capprof" ./api_calls.exe) \
+  >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
+sed 's/\r$//' "$RUN/api_calls.err"
+[ $rc -eq 5 ] || fail "api_calls.exe under capprof run: exit status $rc, expected 5 (ExitProcess(5))"
+compares=$(sed -n 's/^compares \([0-9]*\).*/\1/p' "$RUN/api_calls.out")
+[ -n "$compares" ] || fail "api_calls.exe: no output"
+set -- "$RUN"/api_calls.*.capprof
+[ $# -eq 1 ] && [ -f "$1" ] || fail "api_calls: expected one dump in $RUN"
+"$CHECK_API" "$1" GetTickCount,CreateFileW,CloseHandle,Sleep,qsort,longjmp,ExitThread,ExitProcess \
+  >"$RUN/api_calls.counts" || fail "check_api api_calls"
+cat "$RUN/api_calls.counts"
+[ "$(grep -c . "$RUN/api_calls.counts")" -eq 3 ] || fail "api_calls: expected 3 threads"
+K=kernel32.dll M=msvcrt.dll
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=8 $K!CreateFileW=6 $K!ExitProcess=1 \
+$K!GetTickCount=5 $K!Sleep=2 $M!qsort=2 $M!qsort/$K!GetTickCount=$compares $M!qsort/$M!longjmp=1" \
+  || fail "api_calls: main thread counts"
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=7 $K!CreateFileW=7 $K!GetTickCount=7 $K!Sleep=1" \
+  || fail "api_calls: first worker's counts"
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=3 $K!CreateFileW=3 $K!ExitThread=1 \
+$K!GetTickCount=3 $K!Sleep=1" || fail "api_calls: second worker's counts (ends by ExitThread)"
+
+step "capprof.exe run: C++ exceptions and SEH through intercepted qsort"
+for prog in api_unwind api_seh; do
+  [ -f "$WIN/$prog.exe" ] || fail "$prog.exe was not built"
+  (cd "$WIN" && wine "./$prog.exe") >"$RUN/$prog.plain" 2>&1 || fail "$prog.exe alone"
+  rc=0
+  (cd "$WIN" && wine "$BUILD/capprof.exe" run -o "$RUN/%n.%p.capprof" "./$prog.exe") \
+    >"$RUN/$prog.out" 2>"$RUN/$prog.err" || rc=$?
+  [ $rc -eq 0 ] || { cat "$RUN/$prog.out" "$RUN/$prog.err"; fail "$prog.exe under capprof run: status $rc"; }
+  cmp -s "$RUN/$prog.plain" "$RUN/$prog.out" || fail "$prog.exe: output differs under capprof run"
+  set -- "$RUN"/$prog.*.capprof
+  [ -f "$1" ] || fail "$prog: no dump"
+  "$CHECK_API" "$1" GetTickCount,qsort,RaiseException >"$RUN/$prog.counts" || fail "check_api $prog"
+  echo "$prog: $(sed 's/\r$//' "$RUN/$prog.out") / $(sed -n 1p "$RUN/$prog.counts")"
+done
+expect_thread "$RUN/api_unwind.counts" "thread: $K!GetTickCount=4 $M!qsort=3 $M!qsort/$K!GetTickCount=3 \
+$M!qsort/$K!RaiseException=3" || fail "api_unwind: counts"
+expect_thread "$RUN/api_seh.counts" "thread: $K!GetTickCount=3 $M!qsort=2 $M!qsort/$K!GetTickCount=2 \
+$M!qsort/$K!RaiseException=2" || fail "api_seh: counts"
 
 step "examples built with -finstrument-functions under wine"
 for ex in calls threads; do
