@@ -8,6 +8,7 @@
 #  define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,13 +78,13 @@ static int find_runtime(wchar_t *path, DWORD n)
   return GetFileAttributesW(path) != INVALID_FILE_ATTRIBUTES ? 0 : -1;
 }
 
-/* Whether the program's own import table names capprof.dll: then it has
-** the runtime already, which reads the same settings and intercepts. */
-static int imports_capprof(HANDLE proc, const wchar_t *unused)
+/* Whether the program carries the runtime already: its import table names
+** capprof.dll, or it has the ".capprof" section the static library brings
+** (src/win/win.h). Then no second runtime is loaded; the one it has reads
+** the same settings. Read from the suspended process: the image base from
+** its PEB (ProcessBasicInformation, PEB.ImageBaseAddress at +0x10). */
+static int has_runtime(HANDLE proc)
 {
-  (void)unused;
-  /* The image base from the PEB (ProcessBasicInformation, then
-  ** PEB.ImageBaseAddress at +0x10), the headers read from the process. */
   typedef LONG (NTAPI *query_fn)(HANDLE, int, void *, ULONG, ULONG *);
   struct { void *r0; unsigned char *peb; ULONG_PTR r2[4]; } bi;
   query_fn q = (query_fn)(void (*)(void))GetProcAddress(GetModuleHandleW(L"ntdll.dll"),
@@ -98,6 +99,13 @@ static int imports_capprof(HANDLE proc, const wchar_t *unused)
       !ReadProcessMemory(proc, base + dos.e_lfanew, &nt, sizeof nt, &got) ||
       nt.OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC)
     return 0;
+  unsigned char *sec = base + dos.e_lfanew + offsetof(IMAGE_NT_HEADERS64, OptionalHeader) +
+                       nt.FileHeader.SizeOfOptionalHeader;
+  for (WORD i = 0; i < nt.FileHeader.NumberOfSections && i < 96; i++) {
+    IMAGE_SECTION_HEADER sh;
+    if (!ReadProcessMemory(proc, sec + i * sizeof sh, &sh, sizeof sh, &got)) break;
+    if (memcmp(sh.Name, ".capprof", 8) == 0) return 1;
+  }
   IMAGE_DATA_DIRECTORY d = nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
   for (DWORD off = 0; d.VirtualAddress && off + sizeof(IMAGE_IMPORT_DESCRIPTOR) <= d.Size;
        off += sizeof(IMAGE_IMPORT_DESCRIPTOR)) {
@@ -192,8 +200,7 @@ int run_platform(const struct run_request *rq)
     return tool_error("run: %s is a 32-bit program; capprof run profiles x64 programs only",
                       rq->argv[0]), 126;
   }
-  int has_runtime = imports_capprof(pi.hProcess, NULL);
-  if (!rq->no_runtime && !has_runtime && inject(&pi, dll, err, sizeof err) != 0) {
+  if (!rq->no_runtime && !has_runtime(pi.hProcess) && inject(&pi, dll, err, sizeof err) != 0) {
     TerminateProcess(pi.hProcess, 126);
     CloseHandle(pi.hThread);
     CloseHandle(pi.hProcess);

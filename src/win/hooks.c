@@ -83,6 +83,8 @@ static void __cdecl capprof_finish(void)
   win_process_exit();
 }
 
+WIN_RUNTIME_MARKER;
+
 WIN_TLS_CALLBACK(capprof_tls_callback)
 {
   (void)module;

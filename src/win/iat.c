@@ -537,6 +537,16 @@ int os_intercept_start(void)
   GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
                      GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
                      (LPCWSTR)(void *)os_intercept_start, &iat.self);
+  /* The static library: the runtime's own calls to kernel32 go through the
+  ** program's import table, which would then time the runtime itself (and
+  ** recurse through QueryPerformanceCounter). Interception needs the
+  ** runtime in capprof.dll. */
+  if (iat.self == GetModuleHandleW(NULL)) {
+    os_report("capprof: API interception needs capprof.dll; this program has the static "
+              "runtime (libcapprof.a): only its compiler hooks are recorded");
+    rc = CPD_IS_UNSUPPORTED;
+    goto out;
+  }
   UINT w = GetSystemWindowsDirectoryW(iat.windir, MAX_PATH);
   iat.windir_len = w < MAX_PATH ? w : 0;
   while (iat.windir_len && iat.windir[iat.windir_len - 1] == L'\\') iat.windir_len--;
