@@ -144,7 +144,7 @@ step "capprof.exe run: api_calls.exe, built with no capprof flag (import address
 RUN="$OUT/run"
 mkdir -p "$RUN"
 rc=0
-(cd "$WIN" && wine "$BUILD/capprof.exe" run -o "$RUN/%n.%p.capprof" ./api_calls.exe) \
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_calls.exe) \
   >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
 sed 's/\r$//' "$RUN/api_calls.err"
 [ $rc -eq 5 ] || fail "api_calls.exe under capprof run: exit status $rc, expected 5 (ExitProcess(5))"
@@ -170,7 +170,7 @@ for prog in api_unwind api_seh; do
   [ -f "$WIN/$prog.exe" ] || fail "$prog.exe was not built"
   (cd "$WIN" && wine "./$prog.exe") >"$RUN/$prog.plain" 2>&1 || fail "$prog.exe alone"
   rc=0
-  (cd "$WIN" && wine "$BUILD/capprof.exe" run -o "$RUN/%n.%p.capprof" "./$prog.exe") \
+  (cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" "./$prog.exe") \
     >"$RUN/$prog.out" 2>"$RUN/$prog.err" || rc=$?
   [ $rc -eq 0 ] || { cat "$RUN/$prog.out" "$RUN/$prog.err"; fail "$prog.exe under capprof run: status $rc"; }
   cmp -s "$RUN/$prog.plain" "$RUN/$prog.out" || fail "$prog.exe: output differs under capprof run"
@@ -183,6 +183,46 @@ expect_thread "$RUN/api_unwind.counts" "thread: $K!GetTickCount=4 $M!qsort=3 $M!
 $M!qsort/$K!RaiseException=3" || fail "api_unwind: counts"
 expect_thread "$RUN/api_seh.counts" "thread: $K!GetTickCount=3 $M!qsort=2 $M!qsort/$K!GetTickCount=2 \
 $M!qsort/$K!RaiseException=2" || fail "api_seh: counts"
+
+step "capprof.exe run: GDI32 selected, batch limit 1 on each thread (Wine's relay trace)"
+# Wine's GdiSetBatchLimit is a no-op: the calls are seen in its relay trace.
+wine reg add 'HKCU\Software\Wine\Debug' /v RelayInclude /d gdi32.GdiSetBatchLimit /f \
+  >/dev/null 2>&1 || fail "wine reg add RelayInclude"
+(cd "$WIN" && WINEDEBUG=-all,+relay wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" \
+  ./api_gdi.exe) >"$RUN/api_gdi.out" 2>"$RUN/api_gdi.relay" || fail "api_gdi.exe under capprof run"
+n=$(grep "Call gdi32.GdiSetBatchLimit(00000001)" "$RUN/api_gdi.relay" | cut -d: -f1 | sort -u | wc -l)
+echo "GdiSetBatchLimit(1) called on $n threads"
+[ "$n" -eq 2 ] || fail "api_gdi: GdiSetBatchLimit(1) on $n threads, expected 2 (main and worker)"
+set -- "$RUN"/api_gdi.*.capprof
+[ -f "$1" ] || fail "api_gdi: no dump"
+G=gdi32.dll
+"$CHECK_API" "$1" CreateCompatibleDC,DeleteDC,GetStockObject >"$RUN/api_gdi.counts"
+expect_thread "$RUN/api_gdi.counts" "thread: $G!CreateCompatibleDC=3 $G!DeleteDC=3 $G!GetStockObject=3" \
+  || fail "api_gdi: main thread's GDI counts"
+expect_thread "$RUN/api_gdi.counts" "thread: $G!CreateCompatibleDC=2 $G!DeleteDC=2 $G!GetStockObject=2" \
+  || fail "api_gdi: worker's GDI counts"
+mkdir -p "$RUN/nogdi"
+(cd "$WIN" && WINEDEBUG=-all,+relay wine "$BUILD/capprof.exe" run --api=kernel32.dll \
+  --output="$RUN/nogdi/%n.%p.capprof" ./api_gdi.exe) >/dev/null 2>"$RUN/api_gdi.nogdi.relay" \
+  || fail "api_gdi.exe --api=kernel32.dll"
+! grep -q "Call gdi32.GdiSetBatchLimit" "$RUN/api_gdi.nogdi.relay" \
+  || fail "api_gdi: batch limit set although GDI32 was not selected"
+
+step "capprof.exe run: a program linked with capprof.dll (hooks and API calls, one runtime)"
+mkdir -p "$RUN/withdll"
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/withdll/%n.%p.capprof" ./pg_example_dll.exe) \
+  >"$RUN/withdll.out" 2>&1 || { cat "$RUN/withdll.out"; fail "pg_example_dll.exe under capprof run"; }
+set -- "$RUN/withdll"/*.capprof
+[ $# -eq 1 ] && [ -f "$1" ] || fail "pg_example_dll: expected exactly one dump (one runtime)"
+wine "$BUILD/capprof.exe" tree "$1" 2>/dev/null | sed 's/\r$//' >"$RUN/withdll.tree"
+grep -q "^ *1 .*    keeps_last_error$" "$RUN/withdll.tree" || fail "pg_example_dll: hooks missing"
+grep -q "^ *1 .*      SetLastError  *\[kernel32.dll\]$" "$RUN/withdll.tree" \
+  || { cat "$RUN/withdll.tree"; fail "pg_example_dll: SetLastError not under keeps_last_error"; }
+
+step "figures: cost of an intercepted call under wine"
+(cd "$WIN" && wine ./api_cost.exe) | sed 's/\r$//; s/^/alone:            /'
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_cost.exe) \
+  | sed 's/\r$//; s/^/under capprof run: /'
 
 step "examples built with -finstrument-functions under wine"
 for ex in calls threads; do
