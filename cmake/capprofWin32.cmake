@@ -11,7 +11,7 @@ set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_fu
 set(CAPPROF_WIN_HOOK_OBJECTS)
 if(CMAKE_SIZEOF_VOID_P EQUAL 8)
   list(APPEND CAPPROF_WIN_SOURCES src/win/frame_x64.c      # unwind data
-    src/win/iat.c src/win/iat_tmpreg.c)                     # capprof run
+    src/win/iat.c)                     # capprof run
   if(MSVC)
     enable_language(ASM_MASM)
     set(CAPPROF_WIN_HOOK_OBJECTS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm

@@ -101,6 +101,7 @@ void runtime_init(void)
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe();
+    intercept_start();                     /* CAPPROF_API: patch import slots */
   }
   os_restore_errors(e);
 }
@@ -309,7 +310,10 @@ void runtime_atexit(void)
       strcat(msg, ": ");
       strcat(msg, capprof_strerror(rc));
       os_report(msg);
-    } else if (env_true("CAPPROF_VERBOSE")) {
+    } else {
+      os_run_log(path);                    /* capprof run names the dumps */
+    }
+    if (rc == 0 && env_true("CAPPROF_VERBOSE")) {
       char msg[1200] = "capprof: wrote ";
       strncat(msg, path, sizeof msg - 20);
       os_report(msg);

@@ -140,18 +140,40 @@ static int inject(const PROCESS_INFORMATION *pi, const wchar_t *dll, char *err, 
   return 0;
 }
 
-int run_platform(const struct run_request *rq)
+int run_log_create(char *path, size_t n)
+{
+  char dir[MAX_PATH];
+  DWORD k = GetTempPathA(MAX_PATH, dir);
+  if (!k || k >= MAX_PATH || n < MAX_PATH)
+    return tool_error("run: no temporary directory (TEMP)");
+  if (!GetTempFileNameA(dir, "cpr", 0, path)) {         /* creates it, empty */
+    char err[256];
+    return tool_error("run: cannot create a file in %s: %s", dir,
+                      win_error(GetLastError(), err, sizeof err));
+  }
+  return 0;
+}
+
+int run_program(const struct run_opts *o)
 {
   char err[256];
   wchar_t dll[MAX_PATH * 2];
-  if (!rq->no_runtime && find_runtime(dll, MAX_PATH * 2) != 0)
-    return tool_error("run: capprof.dll not found beside capprof.exe (or CAPPROF_DLL)"), 127;
+  if (find_runtime(dll, MAX_PATH * 2) != 0)
+    return tool_error("run: capprof.dll not found beside capprof.exe (set CAPPROF_DLL)"), 127;
 
-  size_t cap = 32768, len = 0;
+  for (int i = 0; i < o->nenv; i++) {
+    wchar_t *name = widen(o->env[i].name);
+    wchar_t *value = o->env[i].value ? widen(o->env[i].value) : NULL;
+    SetEnvironmentVariableW(name, value);
+    free(name);
+    free(value);
+  }
+
+  size_t cap = 32767, len = 0;            /* CreateProcess's limit */
   wchar_t *cmd = calloc(cap + 1, sizeof *cmd);
   if (!cmd) return tool_error("run: out of memory"), 127;
-  for (int i = 0; i < rq->argc; i++) {
-    wchar_t *w = widen(rq->argv[i]);
+  for (char **a = o->argv; *a; a++) {
+    wchar_t *w = widen(*a);
     if (!w || append_arg(cmd, cap, &len, w) != 0) {
       free(w);
       free(cmd);
@@ -160,7 +182,7 @@ int run_platform(const struct run_request *rq)
     free(w);
   }
 
-  /* The event the runtime sets once interception is installed, so that a
+  /* The event the runtime sets when it starts (iat_run_ready), so that a
   ** program capprof.dll could not be loaded into is reported. */
   SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE };
   HANDLE ready = CreateEventW(&sa, TRUE, FALSE, NULL);
@@ -184,30 +206,33 @@ int run_platform(const struct run_request *rq)
       SetHandleInformation(std[i], HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
 
   PROCESS_INFORMATION pi;
+  fflush(stdout);
+  fflush(stderr);
   if (!CreateProcessW(NULL, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi)) {
     DWORD e = GetLastError();
     free(cmd);
-    return tool_error("run: cannot start %s: %s", rq->argv[0], win_error(e, err, sizeof err)),
-           e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? 127 : 126;
+    if (ready) CloseHandle(ready);
+    tool_error("run: cannot start %s: %s", o->argv[0], win_error(e, err, sizeof err));
+    return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? 127 : 126;
   }
   free(cmd);
 
   BOOL wow = FALSE;
-  if (IsWow64Process(pi.hProcess, &wow) && wow) {
+  const char *why = NULL;
+  if (IsWow64Process(pi.hProcess, &wow) && wow)
+    why = "it is a 32-bit program; capprof run loads the x64 capprof.dll only";
+  else if (!has_runtime(pi.hProcess) && inject(&pi, dll, err, sizeof err) != 0)
+    why = err;
+  if (why) {
     TerminateProcess(pi.hProcess, 126);
     CloseHandle(pi.hThread);
     CloseHandle(pi.hProcess);
-    return tool_error("run: %s is a 32-bit program; capprof run profiles x64 programs only",
-                      rq->argv[0]), 126;
-  }
-  if (!rq->no_runtime && !has_runtime(pi.hProcess) && inject(&pi, dll, err, sizeof err) != 0) {
-    TerminateProcess(pi.hProcess, 126);
-    CloseHandle(pi.hThread);
-    CloseHandle(pi.hProcess);
-    return tool_error("run: cannot load capprof.dll into %s: %s", rq->argv[0], err), 126;
+    if (ready) CloseHandle(ready);
+    tool_error("run: cannot load capprof.dll into %s: %s", o->argv[0], why);
+    return 126;
   }
 
-  /* Ctrl-C goes to the program; the launcher waits for its end. */
+  /* Ctrl-C reaches the program (same console); the launcher waits for it. */
   SetConsoleCtrlHandler(NULL, TRUE);
   ResumeThread(pi.hThread);
   WaitForSingleObject(pi.hProcess, INFINITE);
@@ -218,8 +243,8 @@ int run_platform(const struct run_request *rq)
   CloseHandle(pi.hProcess);
 
   if (ready) {
-    if (!rq->no_api && WaitForSingleObject(ready, 0) != WAIT_OBJECT_0)
-      tool_warn("run: the runtime did not start in %s (no API interception)", rq->argv[0]);
+    if (WaitForSingleObject(ready, 0) != WAIT_OBJECT_0)
+      tool_warn("run: the capprof runtime did not start in %s", o->argv[0]);
     CloseHandle(ready);
   }
   return (int)code;

@@ -100,6 +100,5 @@ WIN_STARTUP(capprof_start)
   win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
-  intercept_start();     /* TEMPORARY: runtime_init will call it */
   iat_run_ready();
 }

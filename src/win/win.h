@@ -182,28 +182,6 @@ void iat_run_ready(void) CP_HIDDEN;
 size_t iat_enter(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
 void iat_exit(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
 
-/* TEMPORARY until the portable registry (src/intercept.c) lands. */
-void intercept_start(void) CP_HIDDEN;
-int intercept_selects(const char *library) CP_HIDDEN;
-uint32_t intercept_unsafe(const char *symbol) CP_HIDDEN;
-uint32_t intercept_register(const char *library, const char *symbol) CP_HIDDEN;
-void intercept_skip(uint32_t reason, const char *library, const char *symbol) CP_HIDDEN;
-void intercept_patched(uint64_t modules, uint64_t slots) CP_HIDDEN;
-void intercept_calibrate(void (*through)(void), void (*plain)(void)) CP_HIDDEN;
-int os_intercept_start(void) CP_HIDDEN;
-#ifndef CPD_KEY_API
-#define CPD_KEY_API        UINT64_C(0xFF30000000000000)
-#define CPD_KEY_IS_API(k)  (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_API)
-#define CPD_SKIP_RETURNS_TWICE 1
-#define CPD_SKIP_UNWINDS 2
-#define CPD_SKIP_LIBRARY 4
-#define CPD_SKIP_SLOT 5
-#define CPD_SKIP_PROTECT 6
-#define CPD_SKIP_FULL 7
-#define CPD_IS_ACTIVE 1
-#define CPD_IS_UNSUPPORTED 3
-#define CPD_IS_FAILED 4
-#endif
 void win_resolve_apis(void) CP_HIDDEN;
 void win_process_exit(void) CP_HIDDEN;
 

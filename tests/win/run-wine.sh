@@ -216,7 +216,7 @@ set -- "$RUN/withdll"/*.capprof
 [ $# -eq 1 ] && [ -f "$1" ] || fail "pg_example_dll: expected exactly one dump (one runtime)"
 wine "$BUILD/capprof.exe" tree "$1" 2>/dev/null | sed 's/\r$//' >"$RUN/withdll.tree"
 grep -q "^ *1 .*    keeps_last_error$" "$RUN/withdll.tree" || fail "pg_example_dll: hooks missing"
-grep -q "^ *1 .*      SetLastError  *\[kernel32.dll\]$" "$RUN/withdll.tree" \
+grep -q "^ *1 .*      SetLastError$" "$RUN/withdll.tree" \
   || { cat "$RUN/withdll.tree"; fail "pg_example_dll: SetLastError not under keeps_last_error"; }
 
 step "figures: cost of an intercepted call under wine"
