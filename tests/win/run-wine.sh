@@ -239,14 +239,16 @@ done
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
-  src/win/os.c src/win/hooks.c"
+  src/intercept.c src/win/os.c src/win/hooks.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
 for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   case $target in
-    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra=src/win/frame_x64.c ;;
-    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_;   extra=src/win/hooks_x86.c ;;
+    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_
+             extra="src/win/frame_x64.c src/win/iat.c" ;;
+    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_
+             extra="src/win/hooks_x86.c src/win/iat_none.c" ;;
   esac
   for f in $CC_SRCS $extra; do
     (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
@@ -264,7 +266,7 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
 # (found first through -Itools/win), no C++ demangler.
-TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c)
+TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c -e run_posix.c)
 for f in $TOOL_SRCS tools/win/getopt.c tools/win/demangle_none.c; do
   (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_AMD64_ -Itools/win -Itools -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
