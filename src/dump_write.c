@@ -276,7 +276,7 @@ static void write_threads(struct writer *w)
     char name[sizeof t->name];
     memcpy(name, t->name, sizeof name);
     name[sizeof name - 1] = '\0';
-    if (!name[0] && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
+    if ((!name[0] || !t->name_fixed) && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
     w_u64(w, t->tid);
     w_u64(w, t->start_ns);
     w_u64(w, t->end_ns);

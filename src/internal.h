@@ -82,6 +82,7 @@ struct cp_thread {
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
+  uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
   char name[64];              /* thread name, NUL-terminated */
 };
 

@@ -155,7 +155,9 @@ void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
   t->end_ticks = cp_now();
-  if (!t->name[0]) os_thread_name(t->tid, t->name, sizeof t->name);
+  /* The OS name may have been set after the tree was made (often by the
+  ** thread's first intercepted call, pthread_setname_np itself). */
+  if (!t->name[0] || !t->name_fixed) os_thread_name(t->tid, t->name, sizeof t->name);
   t->end_ns = os_realtime_ns();
 }
 
@@ -285,6 +287,7 @@ int capprof_set_thread_name(const char *name)
   if (n >= sizeof t->name) n = sizeof t->name - 1;
   memcpy(t->name, name, n);
   t->name[n] = '\0';
+  t->name_fixed = 1;
   return 0;
 }
 

@@ -337,6 +337,14 @@ __attribute__((weak, noreturn, visibility("default"))) CP_NOINSTR void _Exit(int
   exit_now("_Exit", status);
 }
 
+/* A vfork child shares the parent's memory, so its hooks and intercepted
+** calls would write into the parent's trees and return stacks. vfork only
+** promises that the child may exec or _exit, which fork gives as well. */
+__attribute__((weak, visibility("default"))) CP_NOINSTR pid_t vfork(void)
+{
+  return fork();
+}
+
 static int live_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
   (void)size;
