@@ -165,6 +165,15 @@ expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=7 $K!CreateFileW=7
 expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=3 $K!CreateFileW=3 $K!ExitThread=1 \
 $K!GetTickCount=3 $K!Sleep=1" || fail "api_calls: second worker's counts (ends by ExitThread)"
 
+# The same dump symbolized by capprof.exe under wine: WAP's table per DLL.
+wine "$BUILD/capprof.exe" report --api "$1" 2>&1 | sed 's/\r$//' >"$RUN/api_calls.report"
+head -12 "$RUN/api_calls.report"
+total=$((5 + compares + 7 + 3))
+for want in "^kernel32.dll: " "^ *$total .*  GetTickCount$" "^ *16 .*  CreateFileW$" \
+            "^ *18 .*  CloseHandle$" "^ *4 .*  Sleep$" "^msvcrt.dll: " "^ *2 .*  qsort$"; do
+  grep -q "$want" "$RUN/api_calls.report" || fail "capprof.exe report --api lacks '$want'"
+done
+
 step "capprof.exe run: C++ exceptions and SEH through intercepted qsort"
 for prog in api_unwind api_seh; do
   [ -f "$WIN/$prog.exe" ] || fail "$prog.exe was not built"
