@@ -3,7 +3,8 @@
 ** `capprof.exe run` (run-wine.sh): known numbers of GetTickCount,
 ** CreateFileW/CloseHandle and Sleep calls on the main thread and on two
 ** threads, a callback (qsort's comparator) that calls the API, a longjmp out
-** of a comparator, a thread that ends by ExitThread, and ExitProcess at the
+** of a comparator, a thread that ends by ExitThread, a DLL loaded after
+** start (api_late.dll: 6 GetCurrentThreadId calls), and ExitProcess at the
 ** end. It prints the counts it made, for the test to compare with the dump.
 */
 #include <windows.h>
@@ -75,6 +76,16 @@ int main(void)
   for (int i = 0; i < 64; i++) v[i] = (i * 37) % 64;
   qsort(v, 64, sizeof v[0], by_value);
   if (setjmp(escape) == 0) qsort(v, 64, sizeof v[0], escaping);
+
+  HMODULE late = LoadLibraryW(L"api_late.dll");
+  DWORD (*late_work)(int) = late ? (DWORD (*)(int))(void (*)(void))
+      GetProcAddress(late, "late_work") : NULL;
+  if (!late_work) {
+    fprintf(stderr, "api_late.dll: %lu\n", GetLastError());
+    return 4;
+  }
+  late_work(6);
+  FreeLibrary(late);
 
   HANDLE t[2];
   t[0] = CreateThread(NULL, 0, worker, (void *)(INT_PTR)7, 0, NULL);

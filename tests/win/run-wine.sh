@@ -152,13 +152,15 @@ compares=$(sed -n 's/^compares \([0-9]*\).*/\1/p' "$RUN/api_calls.out")
 [ -n "$compares" ] || fail "api_calls.exe: no output"
 set -- "$RUN"/api_calls.*.capprof
 [ $# -eq 1 ] && [ -f "$1" ] || fail "api_calls: expected one dump in $RUN"
-"$CHECK_API" "$1" GetTickCount,CreateFileW,CloseHandle,Sleep,qsort,longjmp,ExitThread,ExitProcess \
+"$CHECK_API" "$1" \
+  GetTickCount,CreateFileW,CloseHandle,Sleep,qsort,longjmp,ExitThread,ExitProcess,LoadLibraryW,GetCurrentThreadId \
   >"$RUN/api_calls.counts" || fail "check_api api_calls"
 cat "$RUN/api_calls.counts"
 [ "$(grep -c . "$RUN/api_calls.counts")" -eq 3 ] || fail "api_calls: expected 3 threads"
 K=kernel32.dll M=msvcrt.dll
 expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=8 $K!CreateFileW=6 $K!ExitProcess=1 \
-$K!GetTickCount=5 $K!Sleep=2 $M!qsort=2 $M!qsort/$K!GetTickCount=$compares $M!qsort/$M!longjmp=1" \
+$K!GetTickCount=5 $K!Sleep=2 $M!qsort=2 $M!qsort/$K!GetTickCount=$compares $M!qsort/$M!longjmp=1 \
+$K!LoadLibraryW=1 $K!GetCurrentThreadId=6" \
   || fail "api_calls: main thread counts"
 expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=7 $K!CreateFileW=7 $K!GetTickCount=7 $K!Sleep=1" \
   || fail "api_calls: first worker's counts"
