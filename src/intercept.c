@@ -321,7 +321,24 @@ void intercept_start(void)
   memcpy(A.spec, spec, n);
   A.spec[n] = '\0';
   A.all = !strcmp(A.spec, "all");
+  uint32_t q = intercept_quiet_begin();
   A.status = (uint32_t)os_intercept_start();
+  intercept_quiet_end(q);
+}
+
+uint32_t intercept_quiet_begin(void)
+{
+  struct cp_thread *t = os_get_thread();
+  if (!t) t = runtime_thread_slow();
+  uint32_t saved = t->gate;
+  if (runtime_thread_real(t)) t->gate = GATE_BUSY;
+  return saved;
+}
+
+void intercept_quiet_end(uint32_t saved)
+{
+  struct cp_thread *t = os_get_thread();
+  if (t && runtime_thread_real(t)) t->gate = saved;
 }
 
 void intercept_set_return_trampoline(uintptr_t addr)
@@ -359,14 +376,16 @@ void intercept_thread_free(struct cp_thread *t)
 }
 
 /* Drop the entries of calls that ended without returning (longjmp, an
-** exception): a new call's return address is at slot, so every entry at or
-** below it is dead, when both are on the same stack. On a signal stack
-** nothing is dropped: the interrupted calls below may be live. */
-static struct icpt_ret *rstack_prune(struct cp_rstack *r, uintptr_t *slot)
+** exception): a new call's return address is at slot, so every entry below
+** it is dead, and so is one at it unless the new call is a tail call made by
+** that one (tail: the slot holds the return trampoline already), when both
+** are on the same stack. On a signal stack nothing is dropped: the
+** interrupted calls below may be live. */
+static struct icpt_ret *rstack_prune(struct cp_rstack *r, uintptr_t *slot, int tail)
 {
   struct icpt_ret *e = r->top;
   if (os_on_alt_stack((uintptr_t)slot)) return e;
-  while (e > r->base && e->slot <= slot) e--;
+  while (e > r->base && (e->slot < slot || (e->slot == slot && !tail))) e--;
   r->top = e;
   return e;
 }
@@ -387,15 +406,19 @@ void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
     A.unrecorded++;
     return s->real;
   }
+  /* A library function that tail-calls another intercepted one hands it
+  ** its own return address: already the trampoline. The call is recorded
+  ** nested in the first, and both end at the one return (intercept_exit). */
+  uintptr_t orig = *slot;
+  int tail = orig == A.ret_tramp;
   struct icpt_ret *e = r->top;
-  if (CP_UNLIKELY(e->slot <= slot)) e = rstack_prune(r, slot);
+  if (CP_UNLIKELY(e->slot < slot || (e->slot == slot && !tail))) e = rstack_prune(r, slot, tail);
   if (CP_UNLIKELY(e + 1 >= r->end)) {
     A.unrecorded++;
     return s->real;
   }
   /* Written, published, written again: a signal handler's calls between
   ** two statements use and restore the same entry (see calltree_push). */
-  uintptr_t orig = *slot;
   e[1].slot = slot;
   e[1].orig = orig;
   e[1].id = s->id;
@@ -427,23 +450,26 @@ void *intercept_exit(uintptr_t *after)
   uintptr_t *slot = after - 1;
   struct cp_thread *t = os_get_thread();
   struct cp_rstack *r = t->rstack;
-  struct icpt_ret *e = r->top;
-  if (CP_UNLIKELY(e->slot != slot)) e = find_entry(r, slot);
-  uintptr_t orig = e->orig;
-  uint32_t id = e->id;
-  r->top = e - 1;
-  if (CP_LIKELY(t->gate == cp_g.gate) || !runtime_sync(t)) {
-    uint64_t key = CPD_KEY_API | id;
-    uintptr_t sp = (uintptr_t)slot - 16;
-    struct cp_frame *f = t->top;
-    struct cp_node *n = &t->nodes[f->node];
-    if (CP_LIKELY(n->key == key)) {                /* cp_hot_exit's common case */
-      calltree_charge(n, now - f->start);
-      t->top = f - 1;
-    } else {
-      cp_hot_exit(t, key, sp, 1);
+  int record = CP_LIKELY(t->gate == cp_g.gate) || !runtime_sync(t);
+  uintptr_t orig;
+  do {                        /* more than once after tail calls (see enter) */
+    struct icpt_ret *e = r->top;
+    if (CP_UNLIKELY(e->slot != slot)) e = find_entry(r, slot);
+    orig = e->orig;
+    uint32_t id = e->id;
+    r->top = e - 1;
+    if (record) {
+      uint64_t key = CPD_KEY_API | id;
+      struct cp_frame *f = t->top;
+      struct cp_node *n = &t->nodes[f->node];
+      if (CP_LIKELY(n->key == key)) {              /* cp_hot_exit's common case */
+        calltree_charge(n, now - f->start);
+        t->top = f - 1;
+      } else {
+        cp_hot_exit(t, key, (uintptr_t)slot - 16, 1);
+      }
     }
-  }
+  } while (CP_UNLIKELY(orig == A.ret_tramp) && r->top > r->base);
   return (void *)orig;
 }
 

@@ -282,6 +282,11 @@ void intercept_skip_get(uint32_t i, uint32_t *reason, uint64_t *slots,
 void intercept_patched(uint64_t modules, uint64_t slots) CP_HIDDEN;
 void intercept_summary(struct intercept_summary *s) CP_HIDDEN;
 void intercept_set_return_trampoline(uintptr_t addr) CP_HIDDEN;
+/* Around the back end's own work on a thread (patching after dlopen): the
+** runtime's calls into libc, when it is linked into the program and so goes
+** through the program's patched slots, pass by unrecorded. */
+uint32_t intercept_quiet_begin(void) CP_HIDDEN;
+void intercept_quiet_end(uint32_t saved) CP_HIDDEN;
 void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot) CP_HIDDEN;
 void *intercept_exit(uintptr_t *after) CP_HIDDEN;
 void intercept_restore_returns(uintptr_t sp) CP_HIDDEN;

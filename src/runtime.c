@@ -110,8 +110,8 @@ struct cp_thread *runtime_thread_slow(void)
 {
   struct cp_thread *t = os_get_thread();
   if (t) return t;                       /* set meanwhile */
-  os_errsave e = os_save_errors();
   os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
+  os_errsave e = os_save_errors();       /* (it may be an intercepted call) */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
   if (!cp_g.disabled && !cp_g.finished) t = calltree_new(cp_g.node_cap);

@@ -247,14 +247,29 @@ static const char *import_version(const struct dyninfo *di, size_t idx)
   return NULL;
 }
 
+typedef void *(*dlopen_fn)(const char *, int);
+
+/* libc's dlopen, behind the interposer below. */
+static CP_NOINSTR dlopen_fn real_dlopen(void)
+{
+  static dlopen_fn next;
+  if (!next) next = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+  return next;
+}
+
 /* Where an unbound import would go: the global scope first, then the
 ** module's own dependencies (a library opened with RTLD_LOCAL). */
 static uintptr_t resolve(const struct mod *m, const char *name, const char *ver)
 {
-  void *p = ver ? dlvsym(RTLD_DEFAULT, name, ver) : NULL;
-  if (!p) p = dlsym(RTLD_DEFAULT, name);
-  if (!p && m->name[0]) {
-    void *h = dlopen(m->name, RTLD_LAZY | RTLD_NOLOAD);
+  void *p = dlsym(RTLD_DEFAULT, name);
+  void *v = ver ? dlvsym(RTLD_DEFAULT, name, ver) : NULL;
+  Dl_info a, b;
+  /* The versioned definition, unless an earlier object (an interposer
+  ** without versions, such as capprof's own) defines the name. */
+  if (v && (!p || (dladdr(p, &a) && dladdr(v, &b) && a.dli_fbase == b.dli_fbase))) p = v;
+  dlopen_fn open = real_dlopen();
+  if (!p && m->name[0] && open) {
+    void *h = open(m->name, RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
       p = ver ? dlvsym(h, name, ver) : NULL;
       if (!p) p = dlsym(h, name);
@@ -457,16 +472,17 @@ int os_intercept_start(void)
 ** caller gets the handle. Their constructors ran before: not intercepted. */
 __attribute__((weak, visibility("default"))) CP_NOINSTR void *dlopen(const char *file, int mode)
 {
-  static void *(*next)(const char *, int);
-  if (!next) next = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+  dlopen_fn next = real_dlopen();
   if (!next) return NULL;
   void *h = next(file, mode);
   if (h && active) {
+    uint32_t q = intercept_quiet_begin();
     os_errsave e = os_save_errors();
     pthread_mutex_lock(&plt_lock);
     patch_all();
     pthread_mutex_unlock(&plt_lock);
     os_restore_errors(e);
+    intercept_quiet_end(q);
   }
   return h;
 }
