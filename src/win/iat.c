@@ -388,15 +388,31 @@ static int seen_before(HMODULE m)
   return 0;
 }
 
-/* Patch every new module that is not the system's nor the runtime's. Holds the
-** loader lock (when available) so that no module is unloaded meanwhile;
-** the caller holds pass_lock. */
+/* The two locks of a pass, always in this order: the loader lock (so that
+** no module is unloaded under the pass; a LoadLibrary returning inside some
+** DllMain comes here holding it already) and then pass_lock. The runtime's
+** os_lock, which intercept_register takes, comes after both, as in the
+** dump at DLL_PROCESS_DETACH. */
+static ULONG_PTR pass_begin(void)
+{
+  ULONG_PTR cookie = 0;
+  if (!lock_loader || lock_loader(0, NULL, &cookie) != 0) cookie = 0;
+  AcquireSRWLockExclusive(&pass_lock);
+  return cookie;
+}
+
+static void pass_end(ULONG_PTR cookie)
+{
+  ReleaseSRWLockExclusive(&pass_lock);
+  if (cookie) unlock_loader(0, cookie);
+}
+
+/* Patch every new module that is not the system's nor the runtime's. The
+** caller is between pass_begin and pass_end. */
 static void scan(void)
 {
   HMODULE mods[MAX_MODULES];
   DWORD need = 0;
-  ULONG_PTR cookie = 0;
-  int locked = lock_loader && lock_loader(0, NULL, &cookie) == 0;
   if (K32EnumProcessModules(GetCurrentProcess(), mods, sizeof mods, &need)) {
     DWORD count = need / sizeof(HMODULE);
     if (count > MAX_MODULES) count = MAX_MODULES;
@@ -421,7 +437,6 @@ static void scan(void)
       }
     }
   }
-  if (locked) unlock_loader(0, cookie);
 }
 
 /* After a FreeLibrary returned: drop what is gone from the seen list. */
@@ -445,10 +460,10 @@ static void forget_unloaded(void)
 static void rescan(uint32_t flags)
 {
   os_errsave e = os_save_errors();
-  AcquireSRWLockExclusive(&pass_lock);
+  ULONG_PTR cookie = pass_begin();
   if (flags & IAT_F_FORGET) forget_unloaded();
   else scan();
-  ReleaseSRWLockExclusive(&pass_lock);
+  pass_end(cookie);
   os_restore_errors(e);
 }
 
@@ -530,7 +545,13 @@ static CP_NOINLINE CP_NOINSTR void cal_plain(void)
 ** loaded). Returns CPD_IS_*. */
 int os_intercept_start(void)
 {
-  AcquireSRWLockExclusive(&pass_lock);
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (ntdll && !lock_loader) {
+    unlock_loader = (loader_unlock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrUnlockLoaderLock");
+    lock_loader = unlock_loader ? (loader_lock_fn)(void (*)(void))
+        GetProcAddress(ntdll, "LdrLockLoaderLock") : NULL;
+  }
+  ULONG_PTR cookie = pass_begin();
   int rc = CPD_IS_ACTIVE;
   if (iat.active) goto out;
   iat.gdi = intercept_selects("gdi32.dll");
@@ -550,12 +571,6 @@ int os_intercept_start(void)
   UINT w = GetSystemWindowsDirectoryW(iat.windir, MAX_PATH);
   iat.windir_len = w < MAX_PATH ? w : 0;
   while (iat.windir_len && iat.windir[iat.windir_len - 1] == L'\\') iat.windir_len--;
-  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
-  if (ntdll) {
-    lock_loader = (loader_lock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrLockLoaderLock");
-    unlock_loader = (loader_unlock_fn)(void (*)(void))GetProcAddress(ntdll, "LdrUnlockLoaderLock");
-    if (!lock_loader || !unlock_loader) lock_loader = NULL;
-  }
   /* The calibration's stub first: an id of its own, never registered. */
   struct iat_stub *cal = NULL;
   iat.pool = os_reserve(POOL_BYTES);
@@ -567,10 +582,10 @@ int os_intercept_start(void)
   seal_pass();
   iat.active = 1;
   scan();
-  ReleaseSRWLockExclusive(&pass_lock);
+  pass_end(cookie);
   intercept_calibrate((void (*)(void))(void *)cal, cal_plain);
   return rc;
 out:
-  ReleaseSRWLockExclusive(&pass_lock);
+  pass_end(cookie);
   return rc;
 }
