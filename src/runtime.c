@@ -102,6 +102,7 @@ void runtime_init(void)
     clock_calibrate_timer();
     clock_calibrate_probe();
     intercept_start();                     /* CAPPROF_API: patch import slots */
+    os_dumpsig_start();
   }
   os_restore_errors(e);
 }
