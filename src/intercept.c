@@ -79,7 +79,7 @@ static struct {
 static const char *const default_libs[] = {
   "libc.so", "libm.so", "libstdc++.so", "libpthread.so", "libdl.so", "librt.so",
   "kernel32.dll", "user32.dll", "gdi32.dll", "advapi32.dll", "msvcrt.dll",
-  "ucrtbase.dll", NULL
+  "ucrtbase.dll", "api-ms-win-crt", "vcruntime140", NULL
 };
 
 static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
