@@ -188,8 +188,22 @@ static void write_dumps(FILE *f, const struct profile *p, uint32_t from, uint32_
     jdec(f, pd->outer_ns);
     fputs(",\"clock\":", f);
     jstr(f, clock_name(d->clock_source));
-    fprintf(f, ",\"merged\":%d,\"threads\":%u,\"nodes\":%" PRIu64 ",\"calls\":%" PRIu64 "}",
+    fprintf(f, ",\"merged\":%d,\"threads\":%u,\"nodes\":%" PRIu64 ",\"calls\":%" PRIu64,
             !!(d->flags & CPD_F_MERGED), d->nthreads, nodes, pd->calls);
+    if (d->intercept.present) {            /* 'capprof run': library calls intercepted */
+      fputs(",\"intercept\":{\"status\":", f);
+      jstr(f, cpd_intercept_status_text(d->intercept.status));
+      fputs(",\"spec\":", f);
+      jstr(f, d->intercept.spec);
+      fprintf(f, ",\"modules\":%" PRIu64 ",\"slots\":%" PRIu64 ",\"unrecorded\":%" PRIu64
+                 ",\"inner_ns\":", d->intercept.modules, d->intercept.slots,
+              d->intercept.unrecorded);
+      jdec(f, pd->api_inner_ns);
+      fputs(",\"outer_ns\":", f);
+      jdec(f, pd->api_outer_ns);
+      putc('}', f);
+    }
+    putc('}', f);
   }
   putc(']', f);
 }
@@ -264,10 +278,11 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
   }
   fputs(n ? ",null],\n\"line\":[" : "null],\n\"line\":[", f);
   for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->line);
-  /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes). */
+  /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes),
+  ** 3 an intercepted library function ('capprof run'). */
   fputs(n ? ",0],\n\"kind\":[" : "0],\n\"kind\":[", f);
   for (uint32_t i = 0; i < n; i++)
-    fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : 0);
+    fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : fn[i]->api ? 3 : 0);
   /* The flat totals (prof_flat), for the callers/callees pane. */
   fputs(n ? ",2],\n\"calls\":[" : "2],\n\"calls\":[", f);
   for (uint32_t i = 0; i < n; i++) {

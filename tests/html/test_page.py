@@ -252,6 +252,27 @@ def test_markup(b):
           "names holding markup show as text (%r)" % names[:120])
 
 
+def test_run(b):
+    """A 'capprof run' dump: intercepted library calls shown as such."""
+    for old in os.listdir(W):
+        if old.startswith("run.") and old.endswith(".capprof"):
+            os.remove(os.path.join(W, old))
+    run(CAPPROF, "run", "-q", "-o", os.path.join(W, "run.%p.capprof"), "--", CALLS, "20")
+    dump = [os.path.join(W, x) for x in os.listdir(W) if x.startswith("run.") and x.endswith(".capprof")]
+    check(len(dump) == 1, "capprof run wrote one dump")
+    page = os.path.join(W, "run.html")
+    run(CAPPROF, "export", "--format=html", "-o", page, dump[0])
+    load(b, page)
+    check("interception on" in b.eval("document.getElementById('facts').textContent"),
+          "the header says library calls were intercepted")
+    b.eval("document.getElementById('api-only').click()")
+    names = b.eval("Array.prototype.map.call(document.querySelectorAll('#flat td.fn'),"
+                   " function (td) { return td.textContent; })")
+    check(names and all("intercepted" in n for n in names) and
+          any(n.startswith("__ctype_b_loc ") for n in names),
+          "'library calls only' lists the intercepted functions (%s)" % names)
+
+
 def main():
     exe = cdp.find_chromium()
     if not exe:
@@ -263,6 +284,7 @@ def main():
         test_report(b)
         test_diff(b)
         test_markup(b)
+        test_run(b)
     finally:
         b.close()
     print("screenshots: %s/report.png, %s/diff.png" % (W, W))

@@ -91,6 +91,7 @@
 
   function floc(f) {
     if (F.kind[f] === 1) return '[zone]';
+    if (F.kind[f] === 3) return (F.module[f] || 'library') + ', intercepted';
     if (F.file[f]) return baseName(F.file[f]) + ':' + F.line[f];
     if (F.module[f] && F.kind[f] === 0) return F.module[f];
     return '';
@@ -173,6 +174,7 @@
     var c, h = hash(F.name[f]);
     if (F.kind[f] === 2) c = '#c8c8c8';
     else if (F.kind[f] === 1) c = 'hsl(' + (190 + h % 30) + ',55%,' + (62 + (h >> 8) % 12) + '%)';
+    else if (F.kind[f] === 3) c = 'hsl(' + (95 + h % 40) + ',45%,' + (58 + (h >> 8) % 12) + '%)';
     else c = 'hsl(' + (h % 50) + ',' + (72 + (h >> 6) % 20) + '%,' + (56 + (h >> 12) % 12) + '%)';
     colourCache[f] = c;
     return c;
@@ -531,9 +533,10 @@
     tr.appendChild(thf);
     thead.appendChild(tr);
 
-    var q = $('filter').value.trim().toLowerCase(), idx = [];
+    var q = $('filter').value.trim().toLowerCase(), idx = [], apiOnly = $('api-only').checked;
     for (var k = 0; k < fl.rows.length; k++)
-      if (!q || F.name[fl.rows[k]].toLowerCase().indexOf(q) >= 0) idx.push(k);
+      if ((!q || F.name[fl.rows[k]].toLowerCase().indexOf(q) >= 0) && (!apiOnly || F.kind[fl.rows[k]] === 3))
+        idx.push(k);
     if (sortCol === -1) {
       idx.sort(function (a, b) {
         var x = F.name[fl.rows[a]], y = F.name[fl.rows[b]];
@@ -665,6 +668,15 @@
     });
     var uniq = probes.filter(function (p, k) { return probes.indexOf(p) === k; });
     rows.push(['probe overhead', uniq.join('; ') + ' per call (calibrated at start-up; clock: ' + d0.clock + ')']);
+    dumps.forEach(function (d) {
+      var ic = d.intercept;
+      if (!ic) return;
+      rows.push(['library calls', (dumps.length > 1 ? baseName(d.path) + ': ' : '') + 'interception ' + ic.status +
+        (ic.spec ? ' (' + ic.spec + ')' : '') + ', ' + fmtCount(ic.modules) + ' modules and ' + fmtCount(ic.slots) +
+        ' import slots patched; probe ' + fmtNs(ic.inner_ns) + ' own + ' + fmtNs(ic.outer_ns) +
+        ' caller\'s per intercepted call' + (ic.unrecorded ? '; ' + fmtCount(ic.unrecorded) +
+        ' calls passed through unrecorded' : '')]);
+    });
     return rows;
   }
 
@@ -736,6 +748,7 @@
         'hover for its figures.'));
       sw('#d04fd8', 'search match');
       sw('hsl(200,55%,65%)', 'zone');
+      if (F.kind.indexOf(3) >= 0) sw('hsl(115,45%,62%)', 'library call (capprof run)');
       sw('#c8c8c8', 'synthetic or [other]');
     }
   }
@@ -786,6 +799,10 @@
     $('search').addEventListener('keydown', function (ev) { if (ev.key === 'Enter') { clearTimeout(timer); runSearch(); } });
     var ft = null;
     $('filter').addEventListener('input', function () { clearTimeout(ft); ft = setTimeout(renderTable, 120); });
+    if (F.kind.indexOf(3) >= 0) {      /* 'capprof run': library calls can be shown alone */
+      $('api-box').hidden = false;
+      $('api-only').addEventListener('change', renderTable);
+    }
     canvas.addEventListener('mousemove', tooltip);
     canvas.addEventListener('mouseleave', function () { $('tip').hidden = true; });
     canvas.addEventListener('click', onClick);
