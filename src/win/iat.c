@@ -241,10 +241,12 @@ static int is_code(const void *p)
   return exec;
 }
 
-/* A module of the system (under the Windows directory) is left alone: as
-** with WAP, calls between system DLLs are theirs, not the program's. */
+/* A DLL of the system (under the Windows directory) is left alone: as with
+** WAP, calls between system DLLs are theirs, not the program's. The
+** program itself is the program's wherever it lives (notepad.exe). */
 static int system_module(HMODULE m)
 {
+  if (m == GetModuleHandleW(NULL)) return 0;
   wchar_t path[MAX_PATH];
   DWORD n = GetModuleFileNameW(m, path, MAX_PATH);
   if (!n || n >= MAX_PATH) return 1;

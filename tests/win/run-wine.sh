@@ -144,12 +144,13 @@ step "capprof.exe run: api_calls.exe, built with no capprof flag (import address
 RUN="$OUT/run"
 mkdir -p "$RUN"
 rc=0
-(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_calls.exe) \
-  >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
+(cd "$WIN" && echo "from the pipe" | wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" \
+  ./api_calls.exe) >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
 sed 's/\r$//' "$RUN/api_calls.err"
 [ $rc -eq 5 ] || fail "api_calls.exe under capprof run: exit status $rc, expected 5 (ExitProcess(5))"
 compares=$(sed -n 's/^compares \([0-9]*\).*/\1/p' "$RUN/api_calls.out")
 [ -n "$compares" ] || fail "api_calls.exe: no output"
+grep -q "^stdin: from the pipe" "$RUN/api_calls.out" || fail "api_calls.exe: standard input not passed on"
 set -- "$RUN"/api_calls.*.capprof
 [ $# -eq 1 ] && [ -f "$1" ] || fail "api_calls: expected one dump in $RUN"
 "$CHECK_API" "$1" \
