@@ -2,8 +2,10 @@
 ** iat.c (Win32 x64) -- API interception for `capprof run` on Windows, WAP's
 ** job: the import address tables of the program's own modules (not those of
 ** system DLLs) are pointed at small stubs that time each call into the
-** selected DLLs through asm/intercept_x64.asm; LoadLibrary* calls are watched
-** so that modules loaded later are patched too. docs/windows.md explains it.
+** selected DLLs through asm/intercept_x64.asm. In every module LoadLibrary*
+** and FreeLibrary are watched, so that modules loaded later are patched
+** too, and CreateProcess* wrapped, so that child processes get the runtime.
+** docs/windows.md explains it.
 */
 #include <string.h>
 
@@ -20,7 +22,7 @@
 ** r11 = the stub; the trampoline reads target at STUB_TARGET (24). */
 struct iat_stub {
   unsigned char code[24];  /* lea r11,[rip-7]; jmp [rip+0]; dq iat_trampoline */
-  void *target;            /* the API's address, as the slot held it */
+  void *target;            /* the API's address as the slot held it, or a wrapper */
   uint32_t id;             /* API id (intercept registry); IAT_NO_ID: watched only */
   uint32_t copy;           /* bytes of home space and stack arguments to copy */
   uint32_t flags;          /* IAT_F_* */
@@ -35,8 +37,8 @@ typedef char iat_stub_size_is_64[sizeof(struct iat_stub) == 64 ? 1 : -1];
 #define COPY_DEFAULT    0x100u  /* home space + 28 stack arguments */
 #define COPY_VARIADIC   0x800u  /* printf & co: up to 252 stack arguments */
 
-#define POOL_BYTES      (4u << 20)    /* 65536 stubs of address space */
-#define INDEX_SLOTS     (1u << 17)    /* (target, id) -> stub, open addressing */
+#define POOL_BYTES      (4u << 20)    /* reserved; a pass that makes stubs takes whole pages */
+#define INDEX_SLOTS     (1u << 15)    /* (target, id) -> stub, open addressing */
 #define MAX_MODULES     1024
 
 void iat_trampoline(void);
