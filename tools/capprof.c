@@ -36,7 +36,7 @@ static void usage(FILE *f)
              "Programs are profiled by building them with -finstrument-functions\n"
              "(or /Gh /GH) and linking libcapprof, or without recompiling by\n"
              "'capprof run -- PROGRAM' (library calls only); see docs/ and\n"
-             "'man capprof'.\n\n");
+             "'man capprof'.\n");
   fputs(display_help, f);
 }
 
