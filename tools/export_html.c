@@ -74,11 +74,12 @@ static void jint(FILE *f, double v)
   fwrite(buf, 1, fmt_u64((uint64_t)(v + 0.5), buf, sizeof buf), f);
 }
 
-/* A number with up to 3 decimals (shares, means of calls), or null. */
+/* A number exactly (shares, means of calls), or null: the page rounds it as
+** the tool's fmt_pct and fmt_mean do, so it must see the same double. */
 static void jdec(FILE *f, double v)
 {
   if (v != v || isinf(v)) fputs("null", f);
-  else fprintf(f, "%.3f", v);
+  else fprintf(f, "%.17g", v);
 }
 
 /* Numbers through a buffer of our own: a million-node tree writes six
@@ -292,12 +293,12 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
   fputs(n ? ",0],\n\"incl\":[" : "0],\n\"incl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, fn[i]->t.incl);
+    jdec(f, fn[i]->t.incl);
   }
   fputs(n ? ",0],\n\"excl\":[" : "0],\n\"excl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, fn[i]->t.excl);
+    jdec(f, fn[i]->t.excl);
   }
   fputs(n ? ",0]}" : "0]}", f);
 }
@@ -393,15 +394,16 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       if (!report_row(fn)) continue;
       if (!first) putc(',', f);
       first = 0;
+      /* exact values: the page rounds them as 'report' does */
       switch (c) {
       case 0: jdec(f, total > 0 ? 100.0 * fn->t.excl / total : 0); break;
-      case 1: jint(f, fn->t.excl); break;
-      case 2: jint(f, fn->t.incl); break;
+      case 1: jdec(f, fn->t.excl); break;
+      case 2: jdec(f, fn->t.incl); break;
       case 3: jint(f, (double)fn->calls); break;
-      case 4: jint(f, prof_per_call(fn->t.excl, fn->calls)); break;
-      case 5: jint(f, prof_per_call(fn->incl_all, fn->calls)); break;
-      case 6: jint(f, fn->t.min); break;
-      default: jint(f, fn->t.max); break;
+      case 4: jdec(f, prof_per_call(fn->t.excl, fn->calls)); break;
+      case 5: jdec(f, prof_per_call(fn->incl_all, fn->calls)); break;
+      case 6: jdec(f, fn->t.min); break;
+      default: jdec(f, fn->t.max); break;
       }
     }
   }
@@ -460,12 +462,12 @@ static int write_flat_runs(FILE *f, const struct profile *p)
       if (!first) putc(',', f);
       first = 0;
       switch (c) {
-      case 0: jint(f, s[0].mean); break;
-      case 1: jint(f, s[0].sd); break;
-      case 2: jint(f, s[0].min); break;
-      case 3: jint(f, s[0].max); break;
-      case 4: jint(f, s[1].mean); break;
-      case 5: jint(f, s[1].sd); break;
+      case 0: jdec(f, s[0].mean); break;
+      case 1: jdec(f, s[0].sd); break;
+      case 2: jdec(f, s[0].min); break;
+      case 3: jdec(f, s[0].max); break;
+      case 4: jdec(f, s[1].mean); break;
+      case 5: jdec(f, s[1].sd); break;
       case 6: jdec(f, s[2].mean); break;
       default: fprintf(f, "\"%u/%u\"", rt.present[i], rt.nruns); break;
       }
