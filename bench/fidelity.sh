@@ -98,31 +98,45 @@ fetch_sources() {
 # ---- builds -------------------------------------------------------------------
 COMMON="-O2 -g -fno-optimize-sibling-calls"
 
-# build PROGRAM COMPILER VARIANT OUT: VARIANT plain (no hooks) or cap
+# build PROGRAM COMPILER VARIANT OUT: VARIANT plain (no hooks) or cap. The
+# objects are compiled once per flags; the link is redone, so that a changed
+# libcapprof.a is always the one measured.
 build_one() {
-  local prog=$1 cc=$2 variant=$3 out=$4 flags="" libs=""
+  local prog=$1 cc=$2 variant=$3 out=$4 flags="" libs="" srcs defs
   if [ "$variant" = cap ]; then
     flags=$(hook_flags "$cc")
     libs="$build/libcapprof.a -lpthread"
   fi
-  [ -x "$out" ] && [ "$out" -nt "$build/libcapprof.a" ] && return 0
   case $prog in
-    lua)
-      # shellcheck disable=SC2086
-      (cd "$luasrc" && nice $cc $COMMON $flags -DLUA_USE_LINUX -o "$out" \
-        $(ls ./*.c | grep -v '/luac\.c$') $libs -lm -ldl) ;;
-    sqlite)
-      # shellcheck disable=SC2086
-      nice $cc $COMMON $flags -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \
-        -I"$amal" -o "$out" "$amal/sqlite3.c" "$amal/shell.c" $libs -lm ;;
+    lua) srcs=$(ls "$luasrc"/*.c | grep -v '/luac\.c$'); defs="-DLUA_USE_LINUX"; libs="$libs -lm -ldl" ;;
+    sqlite) srcs="$amal/sqlite3.c $amal/shell.c"; libs="$libs -lm"
+            defs="-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$amal" ;;
   esac
+  local obj=$data/obj/$prog-$cc-$variant stamp="$cc $COMMON $flags $defs"
+  if [ "$(cat "$obj/flags" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$obj" && mkdir -p "$obj"
+    local s
+    for s in $srcs; do
+      # shellcheck disable=SC2086
+      (cd "$(dirname "$s")" && nice $cc $COMMON $flags $defs -c "$s" -o "$obj/$(basename "$s" .c).o")
+    done
+    echo "$stamp" >"$obj/flags"
+  fi
+  # shellcheck disable=SC2086
+  $cc -o "$out" "$obj"/*.o $libs
 }
 
 # ---- workloads ----------------------------------------------------------------
-workload_cmd() {                     # the command line of PROGRAM's workload
+workload_cmd() {                     # the arguments of PROGRAM's workload
   case $1 in
     lua) echo "$here/fidelity/workload.lua $scale" ;;
-    sqlite) echo ":memory: .read $sqlfile" ;;
+    sqlite) echo "-batch :memory:" ;;
+  esac
+}
+workload_in() {                      # its standard input
+  case $1 in
+    lua) echo /dev/null ;;
+    sqlite) echo "$sqlfile" ;;
   esac
 }
 
@@ -157,23 +171,23 @@ for prog in $programs; do
     build_one "$prog" "$cc" cap "$cap"
     # shellcheck disable=SC2046
     set -- $(workload_cmd "$prog")
+    input=$(workload_in "$prog")
     echo "== $label: hooks: $(hook_flags "$cc"); both builds: $COMMON"
     for k in 1 2; do
-      t0=$(date +%s.%N)
       run_nice perf record -q -e cpu-clock -F 10000 --call-graph dwarf,16384 -m 4096 \
-        -o "$work/$label.perf$k" "$plain" "$@" >/dev/null 2>"$work/$label.perf$k.err"
-      t1=$(date +%s.%N)
+        -o "$work/$label.perf$k" "$plain" "$@" <"$input" >/dev/null 2>"$work/$label.perf$k.err"
       perf script -i "$work/$label.perf$k" -F ip,sym,dso --no-inline \
         >"$work/$label.perf$k.txt" 2>/dev/null
+      rm -f "$work/$label.perf$k" "$work/$label.perf$k.old"
     done
     t0=$(date +%s.%N)
-    run_nice "$plain" "$@" >/dev/null
+    run_nice "$plain" "$@" <"$input" >/dev/null
     t1=$(date +%s.%N)
     results=()
     for r in $(seq 1 "$reps"); do
       rm -f "$work/$label.capprof"
       t2=$(date +%s.%N)
-      CAPPROF_OUTPUT=$work/$label.capprof run_nice "$cap" "$@" >/dev/null
+      CAPPROF_OUTPUT=$work/$label.capprof run_nice "$cap" "$@" <"$input" >/dev/null
       t3=$(date +%s.%N)
       "$capprof" export --format=json -o "$work/$label.$r.json" "$work/$label.capprof"
       results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$label.$r.json" \

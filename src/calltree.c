@@ -40,12 +40,7 @@ static size_t round_up(size_t n, size_t to)
   return (n + to - 1) / to * to;
 }
 
-static uint32_t hash_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
-{
-  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
-               (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
-  return (uint32_t)(h >> 32) & t->mask;
-}
+#define hash_slot calltree_slot
 
 static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
 {

@@ -166,7 +166,7 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
       copy[i].min = UINT64_MAX;
     }
   } else {
-    uint64_t end = t->end_ns ? t->end_ticks : cp_now();
+    uint64_t end = t->end_ns ? t->end_ticks : cp_tnow(t);
     struct cp_frame *top = t->top;
     if (top < t->frames || top >= t->commit_end) top = t->frames;
     for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
