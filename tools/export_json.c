@@ -71,6 +71,10 @@ static void times(FILE *f, uint64_t calls, const struct prof_times *t, double in
   num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
   num(buf, &o, ",\"incl_min_ns_raw\":", t->min_raw);
   num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
+  /* mostly probe cost (prof_unreliable): the compensated figure may be off by half */
+  o += (size_t)snprintf(buf + o, 64, ",\"self_unreliable\":%s,\"incl_unreliable\":%s",
+                        prof_unreliable(t->excl, t->excl_raw) ? "true" : "false",
+                        prof_unreliable(t->incl, t->incl_raw) ? "true" : "false");
   fwrite(buf, 1, o, f);
 }
 

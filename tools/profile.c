@@ -6,6 +6,7 @@
 ** come before children) or an explicit stack: trees can be a million levels
 ** deep, and everything is O(n) or O(n log n) in the number of nodes.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -425,6 +426,21 @@ static void check_calibration(const struct profile *p, uint32_t di)
 int prof_unreliable(double comp, double raw)
 {
   return raw - comp > 2.0 * comp && raw > 0;
+}
+
+const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n)
+{
+  if (raw || !prof_unreliable(comp, raw_ns) || n < 34) return fmt_ns(raw ? raw_ns : comp, buf, n);
+  buf[0] = '~';
+  fmt_ns(comp, buf + 1, n - 1);
+  if (marks) (*marks)++;
+  return buf;
+}
+
+void prof_legend(int marks)
+{
+  if (marks)
+    printf("~ mostly probe cost (over 2/3 subtracted): may be off by half or more\n");
 }
 
 /* Leaves ignored at the short end: a function whose calls end by longjmp or

@@ -17,6 +17,7 @@
 #ifndef CAPPROF_PROFILE_H
 #define CAPPROF_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dumpread.h"
@@ -146,6 +147,11 @@ void prof_flat(struct profile *p);
 ** is known to about +-25% (docs/tool.md), so such a figure may be off by
 ** more than half. Never for raw times (comp == raw). */
 int prof_unreliable(double comp, double raw);
+/* fmt_ns of comp, with '~' in front when prof_unreliable(comp, raw_ns); with
+** raw set, fmt_ns of raw_ns unmarked. Counts marks in *marks (may be NULL). */
+const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n);
+/* The legend line for '~', printed when marks is not 0. */
+void prof_legend(int marks);
 
 /* The function index for (name, module), or PROF_NONE if absent. */
 uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
