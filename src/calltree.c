@@ -231,6 +231,8 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->table_used = 0;
   init_fixed_nodes(t);
   t->lost_frames = 0;
+  t->slow_calls = 0;
+  t->debt_at_reset = t->debt;
   zone_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->start;

@@ -38,7 +38,17 @@ enum cpd_section_type {
   CPD_SEC_THREADS = 4,
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
-  CPD_SEC_ZONE_ISSUES = 7 /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_CALIBRATION = 9  /* per-thread time of the runtime's slow paths */
+};
+
+/* Fields of a CALIBRATION record, after u32 thread (index in THREADS) and u32
+** 0: u64 each. The section starts with u32 record count, u32 fields per
+** record; readers take the fields they know and skip the rest. */
+enum cpd_calibration_field {
+  CPD_CAL_HIDDEN_TICKS = 0, /* ticks the slow paths took, left out of every time */
+  CPD_CAL_SLOW_CALLS   = 1, /* calls whose entry took the slow path */
+  CPD_CAL_FIELDS       = 2
 };
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is

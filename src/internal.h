@@ -80,6 +80,8 @@ struct cp_thread {
   volatile uint64_t end_ns;   /* realtime at thread end, 0 while it runs */
   uint64_t end_ticks;         /* clock at thread end */
   uint64_t lost_frames;       /* calls not recorded: stack could not grow */
+  uint64_t slow_calls;        /* entries that took the slow path (CALIBRATION) */
+  uint64_t debt_at_reset;     /* debt when the tree was last rebuilt */
   uint32_t generation;        /* reset generation the tree belongs to */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
@@ -99,7 +101,7 @@ struct cp_global {
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
   uint64_t start_mono;        /* CLOCK_MONOTONIC-like ns at start */
-  uint64_t timer_overhead;    /* min ticks between two back-to-back reads */
+  uint64_t timer_overhead;    /* ticks per timer read, back to back */
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
@@ -395,7 +397,10 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
   }
   uint64_t now = cp_now();
-  if (slow_since && now > slow_since) t->debt += now - slow_since;
+  if (slow_since) {
+    t->slow_calls++;
+    if (now > slow_since) t->debt += now - slow_since;
+  }
   calltree_push(t, f, c, sp, now - t->debt);
 }
 

@@ -463,7 +463,7 @@ static int cmp_double(const void *a, const void *b)
 ** are scaled to it: the same hook code runs on both sides of the call, and
 ** is slowed or sped up alike. Fills pd->probe_scale and scale_leaf_ns, and
 ** *leaf_key (0 if none) for the caller to name the leaf. */
-static void probe_model(struct prof_dump *pd, uint64_t *leaf_key)
+void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
 {
   const struct cpd_dump *d = pd->d;
   *leaf_key = 0;
@@ -536,7 +536,7 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   pd->cal_inner_ns = cpd_ticks_to_ns(d, (double)d->probe_inner_mt / 1000.0);
   pd->cal_outer_ns = cpd_ticks_to_ns(d, (double)d->probe_outer_mt / 1000.0);
   uint64_t leaf_key;
-  probe_model(pd, &leaf_key);
+  prof_probe_model(pd, &leaf_key);
   pd->inner_ns = pd->cal_inner_ns * pd->probe_scale;
   pd->outer_ns = pd->cal_outer_ns * pd->probe_scale;
   struct prof_thread *nt = realloc(p->threads, (p->nthreads + d->nthreads) * sizeof *nt);

@@ -153,6 +153,12 @@ const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *b
 /* The legend line for '~', printed when marks is not 0. */
 void prof_legend(int marks);
 
+/* The probe model of a dump (docs/tool.md): from pd->d and pd->cal_inner_ns,
+** sets pd->probe_scale and scale_leaf_ns, and *leaf_key to the key of the
+** leaf function that bounded the probe (0: none, scale 1). Not thread-safe
+** (none of this is). */
+void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key);
+
 /* The function index for (name, module), or PROF_NONE if absent. */
 uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
 
