@@ -10,7 +10,7 @@
 #   bench/fidelity.sh --programs lua   one program (lua, sqlite)
 #   bench/fidelity.sh --compilers clang
 #   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
-#   bench/fidelity.sh --reps N         capprof runs per mode, the median TVD is kept (default 1)
+#   bench/fidelity.sh --reps N         capprof runs per mode; the least disturbed one is kept (default 3)
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -26,7 +26,7 @@ build=$root/build
 programs="lua sqlite"
 compilers="clang gcc"
 scale=5
-reps=1
+reps=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --programs) programs=$2; shift ;;
@@ -45,8 +45,16 @@ for t in perf python3 dpkg-source; do
 done
 mkdir -p "$data/src"
 data=$(cd "$data" && pwd)
-# Measurements count elapsed time: run them ahead of other work when allowed.
-run_nice() { if nice -n -5 true 2>/dev/null; then nice -n -5 "$@"; else "$@"; fi; }
+# capprof measures elapsed time, so a run that other processes preempt
+# charges their time to whatever function was running: measured runs get a
+# real-time priority when allowed (root: SCHED_FIFO, so nothing else takes
+# their core), else a higher nice priority, and the least disturbed of
+# --reps capprof runs (smallest total measured time) is the one reported.
+run_nice() {
+  if chrt -f 10 true 2>/dev/null; then chrt -f 10 "$@"
+  elif nice -n -5 true 2>/dev/null; then nice -n -5 "$@"
+  else "$@"; fi
+}
 
 # ---- capprof ------------------------------------------------------------------
 if [ ! -x "$build/capprof" ] || [ ! -f "$build/libcapprof.a" ]; then
@@ -184,22 +192,26 @@ for prog in $programs; do
     run_nice "$plain" "$@" <"$input" >/dev/null
     t1=$(date +%s.%N)
     results=()
+    durs=()
     for r in $(seq 1 "$reps"); do
       rm -f "$work/$label.capprof"
       t2=$(date +%s.%N)
       CAPPROF_OUTPUT=$work/$label.capprof run_nice "$cap" "$@" <"$input" >/dev/null
       t3=$(date +%s.%N)
+      durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
       "$capprof" export --format=json -o "$work/$label.$r.json" "$work/$label.capprof"
       results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$label.$r.json" \
         --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
         --module "$(basename "$cap")" --label "$label")")
     done
-    # the repetition with the median TVD
-    best=$(for i in "${!results[@]}"; do
-             printf '%s %s\n' "$(sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}")" "$i"
-           done | sort -n | awk '{ a[NR] = $2 } END { print a[int((NR + 1) / 2)] }')
+    # the least disturbed repetition: the smallest total measured (raw) time
+    best=$(for r in $(seq 1 "$reps"); do
+             python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(t["incl_ns_raw"] for t in d["threads"]))' "$work/$label.$r.json" | sed "s/\$/ $((r - 1))/"
+           done | sort -n | head -1 | cut -d' ' -f2)
     echo "${results[$best]}"
-    slow=$(awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN { printf "%.1f", (d - c) / (b - a) }')
+    slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
     echo "$label: run time with hooks / without: ${slow}x"
     summary+=("$(grep 'TVD' <<<"${results[$best]}")  slowdown ${slow}x")
   done
