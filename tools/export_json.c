@@ -94,7 +94,8 @@ static int write_json(FILE *f, const struct profile *p)
     json_string(f, pd->d->path);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"exe\":", pd->d->pid);
     json_string(f, pd->d->exe);
-    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f}", pd->inner_ns, pd->outer_ns);
+    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f,\"probe_scale\":%.4f}",
+            pd->inner_ns, pd->outer_ns, pd->probe_scale);
   }
   fprintf(f, "],\n\"functions\":[");
   /* Exactly the functions some written node names: every id resolves, and
