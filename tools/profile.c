@@ -455,7 +455,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The run's own bound on the probe (docs/tool.md): a call of a leaf (a
-** function that called nothing instrumented) measures the probe's own part
+** call path whose calls called nothing instrumented) measures the probe's own part
 ** plus its body, so the shortest average over frequently called leaves bounds
 ** the probe's own cost from above, under this program's cache and branch-
 ** predictor conditions, which the start-up loop does not have. When that
@@ -470,31 +470,36 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
   pd->probe_scale = 1.0;
   pd->scale_func = PROF_NONE;
   pd->scale_leaf_ns = 0;
+  /* Leaf nodes: call paths whose calls called nothing instrumented. */
+  uint8_t **inner = calloc(d->nthreads + 1, sizeof *inner);
   size_t total = 0, n = 0;
-  for (uint32_t k = 0; k < d->nthreads; k++) total += d->threads[k].node_count;
-  struct u64map fn;                           /* key -> leaf slot */
-  double *calls = calloc(total + 1, sizeof *calls), *incl = calloc(total + 1, sizeof *incl);
-  uint64_t *keys = calloc(total + 1, sizeof *keys);
-  uint8_t *parent = NULL;
-  int ok = calls && incl && keys && map_init(&fn, total + 1) == 0;
+  int ok = inner != NULL;
   for (uint32_t k = 0; ok && k < d->nthreads; k++) {
     const struct cpd_thread *t = &d->threads[k];
-    free(parent);
-    parent = calloc(t->node_count + 1, 1);
-    if (!parent) { ok = 0; break; }
+    if (!(inner[k] = calloc(t->node_count + 1, 1))) { ok = 0; break; }
     for (uint32_t i = 1; i < t->node_count; i++)
-      if (t->nodes[i].parent < t->node_count) parent[t->nodes[i].parent] = 1;
-    for (uint32_t i = 1; i < t->node_count; i++) {
+      if (t->nodes[i].parent < t->node_count) inner[k][t->nodes[i].parent] = 1;
+    for (uint32_t i = 1; i < t->node_count; i++)
+      total += !inner[k][i] && t->nodes[i].calls && !CPD_KEY_IS_SPECIAL(t->nodes[i].key);
+  }
+  struct u64map fn;                           /* key -> slot, leaf nodes summed */
+  double *calls = ok ? calloc(total + 1, sizeof *calls) : NULL;
+  double *incl = ok ? calloc(total + 1, sizeof *incl) : NULL;
+  uint64_t *keys = ok ? calloc(total + 1, sizeof *keys) : NULL;
+  int have_map = calls && incl && keys && map_init(&fn, total + 1) == 0;
+  ok = have_map;
+  for (uint32_t k = 0; ok && k < d->nthreads; k++) {
+    const struct cpd_thread *t = &d->threads[k];
+    for (uint32_t i = 1; ok && i < t->node_count; i++) {
       const struct cpd_node *c = &t->nodes[i];
-      if (!c->calls || CPD_KEY_IS_SPECIAL(c->key)) continue;
+      if (inner[k][i] || !c->calls || CPD_KEY_IS_SPECIAL(c->key)) continue;
       size_t slot = map_slot(&fn, c->key);
       uint32_t v = fn.vals[slot];
       if (v == PROF_NONE) {
         v = (uint32_t)n++;
         keys[v] = c->key;
-        if (map_put(&fn, slot, c->key, v) != 0) { ok = 0; break; }
+        if (map_put(&fn, slot, c->key, v) != 0) ok = 0;
       }
-      if (parent[i]) calls[v] = -1e300;       /* calls something: not a leaf */
       calls[v] += (double)c->calls;
       incl[v] += (double)c->incl;
     }
@@ -520,8 +525,9 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
       free(sorted);
     }
   }
-  if (calls && incl && keys) map_free(&fn);
-  free(avg); free(parent); free(calls); free(incl); free(keys);
+  if (have_map) map_free(&fn);
+  for (uint32_t k = 0; inner && k < d->nthreads; k++) free(inner[k]);
+  free(inner); free(avg); free(calls); free(incl); free(keys);
 }
 
 int prof_add_dump(struct profile *p, struct cpd_dump *d)
