@@ -38,6 +38,7 @@ struct prof_func {
   unsigned line;           /* 0 if unknown */
   int synthetic;           /* root, overflow and sink nodes */
   int zone;                /* a zone (key CPD_KEY_ZONE), not a function */
+  int api;                 /* an intercepted library function (CPD_KEY_API) */
   uint64_t key;            /* the CPD_KEY_* of a synthetic node, else 0 */
   /* Flat totals over every path, thread and dump, filled by prof_flat. The
   ** inclusive times count outermost activations only, so recursion is not
@@ -85,6 +86,7 @@ struct prof_dump {
   double probe_scale;      /* inner_ns / cal_inner_ns: set by the run's own data */
   uint32_t scale_func;     /* the leaf that bounded the probe, or PROF_NONE */
   double scale_leaf_ns;    /* its average raw time per call */
+  double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
   uint64_t calls;          /* all calls in the dump */
 };
 
