@@ -431,7 +431,7 @@ void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
   e[1].id = s->id;
   e[1].restored = 0;
   *slot = A.ret_tramp;
-  cp_hot_enter(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16);
+  cp_hot_enter(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16, 0);
   return s->real;
 }
 
@@ -463,7 +463,7 @@ void *intercept_exit(uintptr_t *after)
       struct cp_frame *f = t->top;
       struct cp_node *n = &t->nodes[f->node];
       if (CP_LIKELY(n->key == key)) {              /* cp_hot_exit's common case */
-        calltree_charge(n, now - f->start);
+        calltree_charge(n, now - t->debt - f->start);   /* the thread clock */
         t->top = f - 1;
       } else {
         cp_hot_exit(t, key, (uintptr_t)slot - 16, 1);
