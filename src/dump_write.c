@@ -170,8 +170,8 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
     struct cp_frame *top = t->top;
     if (top < t->frames || top >= t->commit_end) top = t->frames;
     for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
-      if (f->node >= n || f->start > end) continue;
-      calltree_charge(&copy[f->node], end - f->start);
+      if (f->node >= n || f->tstart > end) continue;
+      calltree_charge(&copy[f->node], end - f->tstart);
       copy[f->node].hot = CPD_NODE_OPEN;
       (*open)++;
     }

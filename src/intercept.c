@@ -463,7 +463,7 @@ void *intercept_exit(uintptr_t *after)
       struct cp_frame *f = t->top;
       struct cp_node *n = &t->nodes[f->node];
       if (CP_LIKELY(n->key == key)) {              /* cp_hot_exit's common case */
-        calltree_charge(n, now - t->debt - f->start);   /* the thread clock */
+        calltree_charge(n, now - t->debt - f->tstart);   /* the thread clock */
         t->top = f - 1;
       } else {
         cp_hot_exit(t, key, (uintptr_t)slot - 16, 1);

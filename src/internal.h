@@ -44,7 +44,7 @@ struct cp_frame {
   uint32_t node;     /* node charged when the call returns */
   uint32_t pad_;
   uintptr_t sp;      /* caller's stack pointer at the hook */
-  uint64_t start;    /* clock ticks at entry */
+  uint64_t tstart;   /* thread clock (cp_tnow) at entry: not the raw clock */
 };
 
 #define CP_NODE_ROOT     0u
@@ -430,7 +430,7 @@ CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t n
   CP_BARRIER();
   f[1].node = node;
   f[1].sp = sp;
-  f[1].start = start;
+  f[1].tstart = start;
 }
 
 /* The lookup table's first slot for (parent, key); calltree_lookup probes on
@@ -504,7 +504,7 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
     calltree_exit_mismatch(t, key, sp, now);
     return;
   }
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - f->tstart);
   t->top = f - 1;
 }
 
@@ -553,7 +553,7 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   (void)sp;
   if (CP_UNLIKELY((n->key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
-  calltree_charge(n, now - t->debt - f->start);
+  calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
   return 1;
 }
