@@ -163,14 +163,14 @@ def test_report(b):
         pane = b.eval("""Array.prototype.map.call(document.querySelectorAll('#calls tbody tr'),
           function (tr) { return Array.prototype.map.call(tr.children, function (td) {
             return td.textContent; }); })""")
-        got = [[c.strip() for c in r[:4]] + [re.sub(r"\s+\(.*$|\s+(caller|callee)$", "", r[4].strip())]
+        got = [[c.strip() for c in r[:6]] + [re.sub(r"\s+\(.*$|\s+(caller|callee)$", "", r[6].strip())]
                for r in pane]
         want = []           # callers' lines, then callees' without sort's own line again
         for cmd, skip in (("callers", 1), ("callees", 2)):
             for ln in run(CAPPROF, cmd, "sort", dump).splitlines()[skip:]:
-                f = ln.split()
-                want.append([f[0], f[1] + " " + f[2], f[3] + " " + f[4], f[5],
-                             re.sub(r"\s+\(.*$", "", " ".join(f[6:]))])
+                f = ln.split()      # calls, incl, self, incl/call, self/call (value unit), incl%
+                want.append([f[0], f[1] + " " + f[2], f[3] + " " + f[4], f[5] + " " + f[6],
+                             f[7] + " " + f[8], f[9], re.sub(r"\s+\(.*$", "", " ".join(f[10:]))])
         check(not b.eval("document.getElementById('calls-sec').hidden") and got == want,
               "the callers and callees pane of sort shows what capprof callers/callees print "
               "(%s; %s)" % (got, want))
@@ -185,10 +185,13 @@ def test_report(b):
         check(b.eval("window.capprof.zoomName()").startswith("thread"),
               "the first breadcrumb zooms back out")
 
+    b.hover(2, 2)                                   # the tooltip goes away
     res = search(b, "parse_")
     check(res.startswith("3 functions in") and "match" in res,
           "search 'parse_' finds parse_expr, parse_term, parse_primary (%r)" % res)
-    check(b.eval(PIXELS)["magenta"] > 0, "search matches are highlighted")
+    res = search(b, "partition")
+    check(res.startswith("1 function in") and b.eval(PIXELS)["magenta"] > 0,
+          "search 'partition' highlights its paths (%r)" % res)
     b.screenshot(os.path.join(W, "report-search.png"))
 
 

@@ -32,6 +32,9 @@
 
   function $(id) { return document.getElementById(id); }
 
+  /* What '~' means, in the words of report and tree (prof_legend). */
+  var TILDE = '~ mostly probe cost (over 2/3 subtracted): may be off by half or more';
+
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -355,12 +358,13 @@
     var tb = el('table');
     if (!diff) {
       var c = T.c[n];
+      var u = T.u ? T.u[n] : 0, ti = u & 1 ? '~' : '', ts = u & 2 ? '~' : '';
       if (n) tipRow(tb, 'calls', fmtCount(c));
-      tipRow(tb, 'incl (inclusive)', fmtNs(T.t[n]));
-      tipRow(tb, 'self (exclusive)', fmtNs(T.excl[n]));
+      tipRow(tb, 'incl (inclusive)', ti + fmtNs(T.t[n]));
+      tipRow(tb, 'self (exclusive)', ts + fmtNs(T.excl[n]));
       if (n) {
-        tipRow(tb, 'incl/call', fmtNs(c ? T.t[n] / c : 0));
-        tipRow(tb, 'self/call', fmtNs(c ? T.excl[n] / c : 0));
+        tipRow(tb, 'incl/call', ti + fmtNs(c ? T.t[n] / c : 0));
+        tipRow(tb, 'self/call', ts + fmtNs(c ? T.excl[n] / c : 0));
         tipRow(tb, 'incl min (one call)', fmtNs(T.mn[n]));
         tipRow(tb, 'incl max (one call)', fmtNs(T.mx[n]));
       }
@@ -394,6 +398,7 @@
       }
     }
     tip.appendChild(tb);
+    if (!diff && T.u && T.u[n]) tip.appendChild(el('div', 'tag', TILDE));
     tip.hidden = false;
     /* fixed to the viewport, kept inside it */
     var x = ev.clientX + 14, y = ev.clientY + 14;
@@ -553,11 +558,15 @@
       });
     }
     tbody.textContent = '';
-    var frag = document.createDocumentFragment();
+    var frag = document.createDocumentFragment(), marks = 0;
     idx.slice(0, MAX_TABLE_ROWS).forEach(function (k) {
       var f = fl.rows[k], row = el('tr', f === selFunc ? 'sel' : '');
       cols.forEach(function (j) {
         var c = fl.cols[j], v = fl.v[j][k], td = el('td', 'n', fmtCell(c, v));
+        if (c.mark && fl.marks && (fl.marks[k] & c.mark)) {      /* mostly probe cost */
+          td.textContent = '~' + td.textContent;
+          marks++;
+        }
         if (c.kind === 'text' && (v === 'real')) {
           var up = 0;
           cols.forEach(function (jj) { if (fl.cols[jj].kind === 'sns' || fl.cols[jj].kind === 'snum') up = fl.v[jj][k]; });
@@ -577,7 +586,8 @@
     $('table-note').textContent = (idx.length > MAX_TABLE_ROWS ? 'showing ' + MAX_TABLE_ROWS + ' of ' : '') +
       fmtCount(idx.length) + ' function' + (idx.length === 1 ? '' : 's') +
       (q ? ' matching "' + q + '"' : '') + '; click a column to sort' +
-      (diff ? ', a row to mark its paths in the graph' : ', a row for its callers and callees');
+      (diff ? ', a row to mark its paths in the graph' : ', a row for its callers and callees') +
+      (marks ? '. ' + TILDE : '');
   }
 
   function setSort(k) {
@@ -601,24 +611,28 @@
     sec.hidden = false;
     $('calls-title').textContent = 'Callers and callees of ' + fname(f);
     var callers = [], callees = [];
-    for (var i = 0; i + 4 < E.length; i += 5) {
+    for (var i = 0; i + 5 < E.length; i += 6) {
       if (E[i + 1] === f) callers.push(i);
       if (E[i] === f && F.kind[E[i]] !== 2) callees.push(i);
     }
     var byIncl = function (a, b) { return E[b + 3] - E[a + 3] || (fname(E[a]) < fname(E[b]) ? -1 : 1); };
     callers.sort(byIncl);
     callees.sort(function (a, b) { return E[b + 3] - E[a + 3] || (fname(E[a + 1]) < fname(E[b + 1]) ? -1 : 1); });
-    var self = { calls: F.calls[f], incl: F.incl[f], excl: F.excl[f] };
+    var self = { calls: F.calls[f], incl: F.incl[f], excl: F.excl[f], all: F.incl_all[f] };
     var t = el('table', 'data'), th = el('tr');
-    ['calls', 'incl', 'self', 'incl%'].forEach(function (h) { th.appendChild(el('th', null, h)); });
+    ['calls', 'incl', 'self', 'incl/call', 'self/call', 'incl%'].forEach(function (h) {
+      th.appendChild(el('th', null, h));
+    });
     th.appendChild(el('th', 'fn', 'function'));
     t.appendChild(el('thead')).appendChild(th);
     var tb = el('tbody');
-    var line = function (g, calls, incl, excl, cls, where) {
+    var line = function (g, calls, incl, excl, all, cls, where) {
       var tr = el('tr');
       tr.appendChild(el('td', 'n', fmtCount(calls)));
       tr.appendChild(el('td', 'n', fmtNs(incl)));
       tr.appendChild(el('td', 'n', fmtNs(excl)));
+      tr.appendChild(el('td', 'n', fmtNs(calls ? all / calls : 0)));
+      tr.appendChild(el('td', 'n', fmtNs(calls ? excl / calls : 0)));
       tr.appendChild(el('td', 'n', fmtPct(incl, self.incl)));
       var td = el('td', 'fn ' + cls);
       funcCell(td, g, where);
@@ -626,15 +640,16 @@
       if (g !== f && F.kind[g] !== 2) tr.addEventListener('click', function () { select(g, false); });
       tb.appendChild(tr);
     };
-    callers.forEach(function (i) { line(E[i], E[i + 2], E[i + 3], E[i + 4], 'ind', 'caller'); });
-    line(f, self.calls, self.incl, self.excl, 'self', '');
-    callees.forEach(function (i) { line(E[i + 1], E[i + 2], E[i + 3], E[i + 4], 'ind', 'callee'); });
+    callers.forEach(function (i) { line(E[i], E[i + 2], E[i + 3], E[i + 4], E[i + 5], 'ind', 'caller'); });
+    line(f, self.calls, self.incl, self.excl, self.all, 'self', '');
+    callees.forEach(function (i) { line(E[i + 1], E[i + 2], E[i + 3], E[i + 4], E[i + 5], 'ind', 'callee'); });
     t.appendChild(tb);
     box.textContent = '';
     box.appendChild(el('p', null, 'Per caller: the calls it made to ' + fname(f) + ' and the time ' +
       fname(f) + ' spent on them; per callee: the calls from ' + fname(f) + ' and the time spent in ' +
       'them, summed over every call path and thread (as capprof callers/callees print them). ' +
-      'incl: inclusive time, self: exclusive time; incl% is of ' + fname(f) + '\'s incl.'));
+      'incl: inclusive time (outermost calls of a pair), self: exclusive time, incl/call: the mean ' +
+      'inclusive time of one call; incl% is of ' + fname(f) + '\'s incl.'));
     box.appendChild(t);
   }
 
