@@ -112,7 +112,7 @@ def load(b, page):
     other = [u for u in b.requests() if u != url]
     check(not other, "%s: no network request %s" % (os.path.basename(page), other or ""))
     px = b.eval(PIXELS)
-    check(px["painted"] > px["all"] * 0.2,
+    check(px["painted"] > px["all"] * 0.05,
           "%s: the canvas is drawn (%d of %d pixels painted)"
           % (os.path.basename(page), px["painted"], px["all"]))
     return px
