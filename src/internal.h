@@ -276,9 +276,36 @@ uint32_t os_ticks_source(void) CP_HIDDEN;   /* CPD_CLOCK_* of os_ticks() */
 /* Copy the OS's name of thread tid (if any) into buf; 0 or negative. */
 int os_thread_name(uint64_t tid, char *buf, size_t n) CP_HIDDEN;
 
-/* The one runtime lock (thread registry, dumps). */
+/* The one runtime lock. It guards the thread registry (cp_g.threads, the
+** ended-thread records and merged groups), the output settings, the dlclose
+** module list, the dump writer's static state, and every dump.
+**
+** Discipline (every path of the runtime must keep it; docs/runtime.md):
+** - os_lock blocks every signal in the calling thread before it waits, and
+**   os_unlock restores the mask after releasing: no signal handler can run
+**   on a thread while it holds the lock, so a handler that calls exit() or
+**   capprof_dump() cannot find its own thread holding it (issue 11).
+** - Never take it from a signal handler, nor from a hook's fast path. Slow
+**   paths that take it (a thread's first hook, thread exit) run "busy", so
+**   hooks that fire meanwhile do nothing.
+** - Never call instrumented program code while holding it (clock
+**   calibration runs the runtime's own probe on a scratch tree: allowed).
+** - Lock order: os_lock, then the loader's locks (dl_iterate_phdr inside a
+**   dump or the dlclose wrapper). Never wait for os_lock while holding a
+**   loader lock or another lock of the program.
+** - Not recursive: a function that runs under it says so (dump_write,
+**   calltree_pack/merge); the public API functions take it themselves.
+** - A runtime thread (for instance one that dumps on a signal) takes it like
+**   any caller of capprof_dump: through os_lock, from normal code.
+** - The exit-time dump takes it with os_lock_at_exit, which gives up (and
+**   the dump is skipped with one line on stderr) instead of waiting forever:
+**   at once if the calling thread already holds it, else after a bounded
+**   wait. */
 void os_lock(void) CP_HIDDEN;
 void os_unlock(void) CP_HIDDEN;
+/* os_lock for the exit-time dump: 0 when held, CAPPROF_EBUSY when it could
+** not be had (held by this thread, or not released within a few seconds). */
+int os_lock_at_exit(void) CP_HIDDEN;
 
 /* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
 ** handlers. Called once from runtime_init. */

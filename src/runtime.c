@@ -293,7 +293,12 @@ void runtime_atexit(void)
 {
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
-  os_lock();
+  if (os_lock_at_exit() != 0) {
+    os_report("capprof: no dump at exit: the runtime lock is held "
+              "(exit() from a fault inside the runtime, or a dump that does not end)");
+    os_restore_errors(e);
+    return;
+  }
   if (!cp_g.finished) {
     cp_g.finished = 1;
     cp_g.gate |= CP_GATE_PAUSED;

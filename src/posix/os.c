@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,62 @@ int os_thread_name(uint64_t tid, char *buf, size_t n)
   return 0;
 }
 
-void os_lock(void) { pthread_mutex_lock(&runtime_lock); }
-void os_unlock(void) { pthread_mutex_unlock(&runtime_lock); }
+/* The lock holder's signal mask from before os_lock, and who holds it.
+** Written only by the holder, under the lock. */
+static sigset_t lock_saved_mask;
+static pthread_t lock_owner;
+static volatile int lock_held;
+
+static void block_all(sigset_t *old)
+{
+  sigset_t all;
+  sigfillset(&all);            /* glibc keeps its internal signals open */
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void lock_taken(const sigset_t *old)
+{
+  lock_saved_mask = *old;
+  lock_owner = pthread_self();
+  lock_held = 1;
+}
+
+void os_lock(void)
+{
+  sigset_t old;
+  block_all(&old);
+  pthread_mutex_lock(&runtime_lock);
+  lock_taken(&old);
+}
+
+void os_unlock(void)
+{
+  sigset_t old = lock_saved_mask;
+  lock_held = 0;
+  pthread_mutex_unlock(&runtime_lock);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Signals are blocked under the lock, so only a synchronous signal (a fault
+** inside the runtime) can bring the holder here; another holder is a thread
+** still dumping, given a few seconds. */
+int os_lock_at_exit(void)
+{
+  if (lock_held && pthread_equal(lock_owner, pthread_self())) return CAPPROF_EBUSY;
+  sigset_t old;
+  block_all(&old);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  int rc;
+  while ((rc = pthread_mutex_timedlock(&runtime_lock, &until)) == EINTR) {}
+  if (rc != 0) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return CAPPROF_EBUSY;
+  }
+  lock_taken(&old);
+  return 0;
+}
 
 /* ---- clocks ------------------------------------------------------------------ */
 
@@ -260,7 +315,10 @@ static int retire_cb(struct dl_phdr_info *info, size_t size, void *data)
   return 1;
 }
 
-/* The interposer: weak, so that a program with its own dlclose keeps it. */
+/* The interposer: weak, so that a program with its own dlclose keeps it.
+** Signals stay blocked until the real dlclose returns: a handler that ran
+** exit() in between would have the exit-time dump walk a library that is
+** half unmapped (dl_iterate_phdr still lists it in this thread). */
 __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle)
 {
   static int (*next)(void *);
@@ -268,7 +326,10 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
   if (!next) return -1;
   struct link_map *lm = NULL;
   void *volatile h = handle;       /* declared nonnull, but callers err */
-  if (!cp_g.disabled && h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+  if (cp_g.disabled) return next(handle);
+  sigset_t old;
+  block_all(&old);
+  if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
     os_errsave e = os_save_errors();
     os_lock();
     size_t bytes = RETIRED_MAX * sizeof *retired;
@@ -280,7 +341,11 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
     os_unlock();
     os_restore_errors(e);
   }
-  return next(handle);
+  int rc = next(handle);
+  os_errsave e = os_save_errors();
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  os_restore_errors(e);
+  return rc;
 }
 
 static int live_cb(struct dl_phdr_info *info, size_t size, void *data)

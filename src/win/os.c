@@ -168,6 +168,13 @@ void os_unlock(void)
   ReleaseSRWLockExclusive(&runtime_lock);
 }
 
+/* Windows has no signals; os_lock already gives up during ExitProcess. */
+int os_lock_at_exit(void)
+{
+  os_lock();
+  return 0;
+}
+
 int win_shutting_down(void)
 {
   return dll_shutdown_in_progress && dll_shutdown_in_progress();

@@ -1,0 +1,9 @@
+# Runtime hardening tests (issue 11), tests/harden/: exits from signal
+# handlers, setuid programs, static programs, thread churn, the node cap and
+# dump-file failures. Included from tests/CMakeLists.txt.
+set(HARDEN_TESTS ${CMAKE_CURRENT_LIST_DIR})
+find_program(CAPPROF_GCC_H gcc)
+
+add_test(NAME harden.signal_exit_never_hangs
+  COMMAND sh ${HARDEN_TESTS}/signal_exit.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+          ${CAPPROF_GCC_H})
