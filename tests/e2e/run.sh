@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD SRC CC static|shared NAME -- build tests/e2e/NAME.c (or .cpp)
+# run.sh BUILD SRC CC static|shared|fullstatic NAME -- build tests/e2e/NAME.c (or .cpp)
 # with CC and its function hooks (and CAPPROF_ENABLED, for zones), link it
 # with libcapprof, run it, and check its dump against NAME.expect. A file
 # NAME_noinstr.c is compiled without hooks.
@@ -33,6 +33,8 @@ if [ -f "$e2e/${name}_lib.c" ]; then      # an instrumented library it dlopens
 fi
 if [ "$link" = shared ]; then
   lib="-L$build -lcapprof -Wl,-rpath,$build"
+elif [ "$link" = fullstatic ]; then      # static libc too: no dlsym behind us
+  lib="-static $build/libcapprof.a"
 else
   lib="$build/libcapprof.a"
 fi
@@ -50,7 +52,9 @@ if [ -s stderr.txt ]; then echo "unexpected stderr:"; cat stderr.txt; exit 1; fi
 
 dump=$work/prog.$pid.capprof
 [ -f "$dump" ] || { echo "no dump $dump"; ls; exit 1; }
-"$build/tests/e2e_check" "$dump" map "$e2e/$name.expect"
+expect=$e2e/$name.expect                 # a variant for one compiler and link
+[ -f "$e2e/$name.$(basename "$cc").$link.expect" ] && expect=$e2e/$name.$(basename "$cc").$link.expect
+"$build/tests/e2e_check" "$dump" map "$expect"
 if [ -f "$e2e/$name.child.expect" ]; then
   child=$(ls "$work"/prog.*.capprof | grep -v "prog.$pid.capprof" | head -n 1)
   [ -n "$child" ] || { echo "no dump from the child process"; exit 1; }
