@@ -109,6 +109,11 @@ struct cp_global {
   char progname[256];         /* base name of the executable */
   char *cmdline;              /* NUL-separated arguments, os-allocated */
   size_t cmdline_len;
+  int secure;                 /* AT_SECURE (setuid/setgid...): no CAPPROF_*
+                              ** variable is read; no dump unless asked */
+  int output_from_api;        /* capprof_set_output(_dir) was called */
+  const char *pending_report; /* a start-up line not yet printed (a hook
+                              ** may have run runtime_init) */
 };
 
 extern struct cp_global cp_g CP_HIDDEN;
@@ -239,6 +244,8 @@ int runtime_sync(struct cp_thread *t) CP_HIDDEN;
 ** impossible or being set up). */
 int runtime_thread_real(const struct cp_thread *t) CP_HIDDEN;
 void runtime_init(void) CP_HIDDEN;
+/* Print the line runtime_init left pending, if any; outside hooks only. */
+void runtime_report_pending(void) CP_HIDDEN;
 void runtime_atexit(void) CP_HIDDEN;
 void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;
 void runtime_fork_prepare(void) CP_HIDDEN;
@@ -311,7 +318,12 @@ int os_lock_at_exit(void) CP_HIDDEN;
 ** handlers. Called once from runtime_init. */
 void os_process_init(void) CP_HIDDEN;
 
+/* A variable of the environment, NULL if unset or if the process is
+** privileged (os_is_privileged). */
 const char *os_getenv(const char *name) CP_HIDDEN;
+/* 1 when the process runs with more privilege than its caller (setuid,
+** setgid, file capabilities: AT_SECURE), else 0. */
+int os_is_privileged(void) CP_HIDDEN;
 
 /* errno (and GetLastError on Windows) saved around slow paths. */
 typedef struct { int err; unsigned long winerr; } os_errsave;

@@ -28,9 +28,16 @@ const char *capprof_strerror(int err)
   return "unknown error";
 }
 
+/* CAPPROF_* variables; none in a privileged process (setuid programs must
+** not take paths or sizes from the user who runs them). */
+static const char *env(const char *name)
+{
+  return cp_g.secure ? NULL : os_getenv(name);
+}
+
 static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
 {
-  const char *s = os_getenv(name);
+  const char *s = env(name);
   if (!s || !*s) return dflt;
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
@@ -40,7 +47,7 @@ static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t h
 
 static int env_true(const char *name)
 {
-  const char *s = os_getenv(name);
+  const char *s = env(name);
   return s && *s && strcmp(s, "0") != 0;
 }
 
@@ -86,11 +93,20 @@ void runtime_init(void)
     os_restore_errors(e);
     return;
   }
+  cp_g.secure = os_is_privileged();
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
-  set_pattern(os_getenv("CAPPROF_OUTPUT"));
-  set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
-  const char *clk = os_getenv("CAPPROF_CLOCK");
+  const char *pat = env("CAPPROF_OUTPUT"), *dir = env("CAPPROF_OUTPUT_DIR");
+  if (pat && strlen(pat) >= sizeof cp_g.output) {
+    cp_g.pending_report = "capprof: CAPPROF_OUTPUT is longer than 1023 bytes: "
+                          "ignored, dumps go to the default " DEFAULT_PATTERN;
+    pat = NULL;
+  }
+  set_pattern(pat);
+  if (set_dir(dir) != 0)
+    cp_g.pending_report = "capprof: CAPPROF_OUTPUT_DIR is longer than 1023 bytes: "
+                          "ignored, dumps go to the current directory";
+  const char *clk = env("CAPPROF_CLOCK");
   cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init();
@@ -103,6 +119,13 @@ void runtime_init(void)
     clock_calibrate_probe();
   }
   os_restore_errors(e);
+}
+
+void runtime_report_pending(void)
+{
+  const char *msg = cp_g.pending_report;
+  cp_g.pending_report = NULL;
+  if (msg) os_report(msg);
 }
 
 struct cp_thread *runtime_thread_slow(void)
@@ -260,6 +283,7 @@ int capprof_set_output(const char *pattern)
   if (!cp_g.initialized) runtime_init();
   os_lock();
   set_pattern(pattern);
+  cp_g.output_from_api = 1;
   os_unlock();
   return 0;
 }
@@ -270,6 +294,7 @@ int capprof_set_output_dir(const char *dir)
   if (!cp_g.initialized) runtime_init();
   os_lock();
   int rc = set_dir(dir);
+  cp_g.output_from_api = 1;
   os_unlock();
   return rc;
 }
@@ -293,6 +318,14 @@ void runtime_atexit(void)
 {
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
+  runtime_report_pending();
+  /* A privileged process writes a dump only where the program asked. */
+  if (cp_g.secure && !cp_g.output_from_api) {
+    cp_g.finished = 1;
+    cp_g.gate |= CP_GATE_PAUSED;
+    os_restore_errors(e);
+    return;
+  }
   if (os_lock_at_exit() != 0) {
     os_report("capprof: no dump at exit: the runtime lock is held "
               "(exit() from a fault inside the runtime, or a dump that does not end)");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -173,7 +174,11 @@ os_errsave os_save_errors(void)
 
 void os_restore_errors(os_errsave s) { errno = s.err; }
 
-const char *os_getenv(const char *name) { return getenv(name); }
+/* secure_getenv: NULL in a setuid/setgid process, whose environment comes
+** from a less privileged caller. */
+const char *os_getenv(const char *name) { return secure_getenv(name); }
+
+int os_is_privileged(void) { return getauxval(AT_SECURE) != 0; }
 
 void os_report(const char *msg)
 {
@@ -385,7 +390,8 @@ static int map_errno(int e)
 
 int os_file_create(const char *path, os_file *f)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  /* A privileged process's dump holds data its caller may not read. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, cp_g.secure ? 0600 : 0644);
   if (fd < 0) return map_errno(errno);
   *f = fd;
   return 0;

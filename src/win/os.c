@@ -245,6 +245,9 @@ void os_restore_errors(os_errsave s)
   SetLastError((DWORD)s.winerr);
 }
 
+/* No setuid on Windows: a process's environment is its own user's. */
+int os_is_privileged(void) { return 0; }
+
 /* Read with the API rather than getenv: the C runtime may not be initialised
 ** yet when the first hook fires. Values are UTF-8, in a ring of buffers: each
 ** stays valid for the next three calls, enough for runtime.c's use. */

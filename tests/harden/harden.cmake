@@ -7,3 +7,7 @@ find_program(CAPPROF_GCC_H gcc)
 add_test(NAME harden.signal_exit_never_hangs
   COMMAND sh ${HARDEN_TESTS}/signal_exit.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
           ${CAPPROF_GCC_H})
+
+add_test(NAME harden.setuid_ignores_environment
+  COMMAND sh ${HARDEN_TESTS}/setuid.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+set_tests_properties(harden.setuid_ignores_environment PROPERTIES SKIP_RETURN_CODE 77)
