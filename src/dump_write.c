@@ -432,35 +432,77 @@ static const char *in_output_dir(const char *pattern, char *buf, size_t n)
   return at < n ? buf : pattern;
 }
 
+static char failure[1400];       /* os_lock */
+
+const char *dump_failure(void) { return failure; }
+
+static void set_failure(const char *step, const char *file)
+{
+  size_t at = append(failure, 0, sizeof failure, step);
+  if (at < sizeof failure) at = append(failure, at, sizeof failure, " ");
+  if (at < sizeof failure) append(failure, at, sizeof failure, file);
+}
+
+/* 64 unpredictable bits: the OS's random source, else clocks, ids and an
+** address mixed (splitmix64). */
+static uint64_t random64(void)
+{
+  uint64_t v = 0;
+  if (os_random(&v, sizeof v) == 0) return v;
+  v ^= os_realtime_ns() ^ (os_monotonic_ns() << 17) ^ cp_now() ^
+       (os_thread_id() << 32) ^ (uint64_t)(uintptr_t)&v;
+  v += UINT64_C(0x9E3779B97F4A7C15);
+  v = (v ^ (v >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  v = (v ^ (v >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return v ^ (v >> 31);
+}
+
+/* final + ".tmp" + 12 hex digits. */
+static int temp_name(const char *final, char *tmp, size_t n)
+{
+  static const char hex[] = "0123456789abcdef";
+  char sfx[18] = ".tmp";
+  uint64_t r = random64();
+  for (int i = 0; i < 12; i++) sfx[4 + i] = hex[(r >> (4 * i)) & 15];
+  sfx[16] = '\0';
+  size_t at = append(tmp, 0, n, final);
+  if (at < n) at = append(tmp, at, n, sfx);
+  return at < n ? 0 : CAPPROF_EINVAL;
+}
+
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
 {
   char final[1100], tmp[1200], name[1200];
   int rc;
+  failure[0] = '\0';
   if (explicit_path) {
     if (strlen(path) >= sizeof final) return CAPPROF_EINVAL;
     strcpy(final, path);
   } else if ((rc = dump_expand_pattern(in_output_dir(path, name, sizeof name), final,
                                          sizeof final)) != 0) {
     copy_out(out, outsize, path);
+    set_failure("expanding the pattern", path);
     return rc;
   }
   copy_out(out, outsize, final);
 
+  /* A temporary name nobody can guess: one planted in advance by another
+  ** user cannot block the dump (100 tries: a clash is already unlikely). */
   os_file f;
   unsigned k = 0;
-  do {                                      /* a temporary name nobody holds */
-    char num[24];
-    u64_text(os_process_id() * 1000u + k, num);
-    strcpy(tmp, final);
-    strcat(tmp, ".tmp");
-    strcat(tmp, num);
+  do {
+    if ((rc = temp_name(final, tmp, sizeof tmp)) != 0) break;
     rc = os_file_create(tmp, &f);
-  } while (rc == CAPPROF_EEXIST && ++k < 1000);
-  if (rc) return rc;
+  } while (rc == CAPPROF_EEXIST && ++k < 100);
+  if (rc) {
+    set_failure("creating", tmp);
+    return rc;
+  }
   rc = write_all(f);
   int rc2 = os_file_close(f);
   if (!rc) rc = rc2;
   if (rc) {
+    set_failure("writing", tmp);
     os_file_remove(tmp);
     return rc;
   }
@@ -471,6 +513,11 @@ int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
     rc = os_file_publish(tmp, name);
     if (rc == 0) copy_out(out, outsize, name);
   }
-  if (rc) os_file_remove(tmp);
+  if (rc) {
+    set_failure(rc == CAPPROF_EEXIST && !explicit_path
+                    ? "naming it (it and the numbered names .1 to .999 exist)"
+                    : "naming it", final);
+    os_file_remove(tmp);
+  }
   return rc;
 }

@@ -254,7 +254,12 @@ void runtime_fork_child(void) CP_HIDDEN;
 
 /* ---- dump writer (dump_write.c) ---------------------------------------- */
 
+/* Write a dump (under os_lock). Returns 0 or a CAPPROF_E* code; out gets
+** the file's name. On failure dump_failure() says which step failed on
+** which file ("creating PATH.tmpXXXX", "writing ...", "naming it PATH"),
+** valid until the next dump. */
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize) CP_HIDDEN;
+const char *dump_failure(void) CP_HIDDEN;
 /* Expand the output pattern into buf; returns 0 or CAPPROF_EINVAL. */
 int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
 
@@ -352,6 +357,9 @@ int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off) CP_HIDD
 int os_file_close(os_file f) CP_HIDDEN;
 int os_file_publish(const char *tmp, const char *path) CP_HIDDEN;
 void os_file_remove(const char *path) CP_HIDDEN;
+/* n unpredictable bytes into buf: 0, or an error when the bytes are only
+** weakly mixed (the caller then mixes in its own). */
+int os_random(void *buf, size_t n) CP_HIDDEN;
 int os_is_directory(const char *path) CP_HIDDEN;
 /* Local time of a realtime ns value as YYYYmmdd-HHMMSS. */
 void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;

@@ -339,12 +339,14 @@ void runtime_atexit(void)
     clock_calibrate_probe();               /* keeps the smaller figures */
     int rc = dump_write(cp_g.output, 0, path, sizeof path);
     if (rc != 0) {
-      char msg[1300];
-      size_t n = strlen(path);
-      memcpy(msg, "capprof: cannot write dump ", 27);
-      memcpy(msg + 27, path, n);
-      msg[27 + n] = '\0';
+      /* capprof: cannot write dump PATH: STEP FILE: REASON */
+      char msg[2700] = "capprof: cannot write dump ";
+      strncat(msg, path, 1100);
       strcat(msg, ": ");
+      if (dump_failure()[0]) {
+        strncat(msg, dump_failure(), 1400);
+        strcat(msg, ": ");
+      }
       strcat(msg, capprof_strerror(rc));
       os_report(msg);
     } else if (env_true("CAPPROF_VERBOSE")) {

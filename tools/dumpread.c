@@ -251,6 +251,17 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
               char *err, size_t errlen)
 {
   *out = NULL;
+  /* The runtime writes the header last, over zeros: a file that starts with
+  ** zeros is a dump whose writer was killed (NAME.capprof.tmpXXXX). */
+  size_t lead = 0;
+  while (lead < size && lead < CPD_HEADER_SIZE && data[lead] == 0) lead++;
+  if (size == 0)
+    return fail(err, errlen, CAPPROF_ETRUNC,
+                "empty file (an interrupted dump, or not a dump)");
+  if (lead == size || lead == CPD_HEADER_SIZE)
+    return fail(err, errlen, CAPPROF_ETRUNC,
+                "an interrupted dump: the process writing it ended before it finished"
+                " (%zu bytes, no header)", size);
   if (size < CPD_MAGIC_LEN || memcmp(data, CPD_MAGIC, CPD_MAGIC_LEN) != 0)
     return fail(err, errlen, CAPPROF_EFORMAT, "not a capprof dump (bad magic)");
   if (size < CPD_HEADER_SIZE)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -384,6 +385,9 @@ static int map_errno(int e)
   case ENOENT: case ENOTDIR: return CAPPROF_ENOENT;
   case ENOMEM: return CAPPROF_ENOMEM;
   case EINVAL: case ENAMETOOLONG: return CAPPROF_EINVAL;
+  case EACCES: case EPERM: case EROFS: return CAPPROF_EACCES;
+  case ENOSPC: case EDQUOT: return CAPPROF_ENOSPC;
+  case EFBIG: return CAPPROF_ELIMIT;
   default: return CAPPROF_EIO;
   }
 }
@@ -445,6 +449,12 @@ int os_file_publish(const char *tmp, const char *path)
 }
 
 void os_file_remove(const char *path) { unlink(path); }
+
+int os_random(void *buf, size_t n)
+{
+  ssize_t k = getrandom(buf, n, GRND_NONBLOCK);
+  return k == (ssize_t)n ? 0 : CAPPROF_EIO;
+}
 
 int os_is_directory(const char *path)
 {

@@ -11,3 +11,6 @@ add_test(NAME harden.signal_exit_never_hangs
 add_test(NAME harden.setuid_ignores_environment
   COMMAND sh ${HARDEN_TESTS}/setuid.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
 set_tests_properties(harden.setuid_ignores_environment PROPERTIES SKIP_RETURN_CODE 77)
+
+add_test(NAME harden.dump_files
+  COMMAND sh ${HARDEN_TESTS}/dumpfiles.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
