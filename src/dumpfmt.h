@@ -38,7 +38,20 @@ enum cpd_section_type {
   CPD_SEC_THREADS = 4,
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
-  CPD_SEC_ZONE_ISSUES = 7 /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_ZONE_ISSUES = 7,/* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_THREAD_MERGES = 10 /* THREADS records that hold several ended threads */
+};
+
+/* THREAD_MERGES (present when ended threads were merged): u32 record count,
+** u32 record size (24), u64 ended threads kept one by one, u64 ended
+** threads merged, u64 ended threads dropped (no memory for a group); then
+** per merge group: u32 thread (index in THREADS), u32 kind (CPD_MERGE_*),
+** u64 threads merged into it, u64 start key (the first function the
+** threads called, 0 if none or mixed). */
+#define CPD_MERGE_RECORD_SIZE 24u
+enum cpd_merge_kind {
+  CPD_MERGE_NAME_AND_START = 1, /* same thread name and start function */
+  CPD_MERGE_OTHERS         = 2  /* every group was taken: all the rest */
 };
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is

@@ -96,6 +96,8 @@ void runtime_init(void)
   cp_g.secure = os_is_privileged();
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
+  cp_g.keep_threads = env_u32("CAPPROF_KEEP_THREADS", CP_ENDED_KEEP, 0, UINT32_C(1) << 20);
+  cp_g.ended_tail = &cp_g.ended;
   const char *pat = env("CAPPROF_OUTPUT"), *dir = env("CAPPROF_OUTPUT_DIR");
   if (pat && strlen(pat) >= sizeof cp_g.output) {
     cp_g.pending_report = "capprof: CAPPROF_OUTPUT is longer than 1023 bytes: "
@@ -128,6 +130,17 @@ void runtime_report_pending(void)
   if (msg) os_report(msg);
 }
 
+static void register_thread(struct cp_thread *t)      /* os_lock */
+{
+  t->gate = cp_g.gate & ~CP_GATE_PAUSED;
+  t->generation = t->gate >> 1;
+  if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
+  *cp_g.threads_tail = t;
+  cp_g.threads_tail = &t->next;
+}
+
+/* A state from the pool of ended threads' (no system call), else a new
+** one. The thread's name is read when it ends or at a dump. */
 struct cp_thread *runtime_thread_slow(void)
 {
   struct cp_thread *t = os_get_thread();
@@ -136,18 +149,24 @@ struct cp_thread *runtime_thread_slow(void)
   os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
-  if (!cp_g.disabled && !cp_g.finished) t = calltree_new(cp_g.node_cap);
-  if (t) {
-    t->tid = os_thread_id();
-    t->start_ns = os_realtime_ns();
-    os_thread_name(t->tid, t->name, sizeof t->name);
+  if (!cp_g.disabled && !cp_g.finished) {
+    uint64_t tid = os_thread_id(), start = os_realtime_ns();
     os_lock();
-    t->gate = cp_g.gate & ~CP_GATE_PAUSED;
-    t->generation = t->gate >> 1;
-    if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
-    *cp_g.threads_tail = t;
-    cp_g.threads_tail = &t->next;
+    if ((t = ended_pool_take()) != NULL) {
+      t->tid = tid;
+      t->start_ns = start;
+      register_thread(t);
+    }
     os_unlock();
+    if (!t && (t = calltree_new(cp_g.node_cap)) != NULL) {
+      t->tid = tid;
+      t->start_ns = start;
+      os_lock();
+      register_thread(t);
+      os_unlock();
+    }
+  }
+  if (t) {
     os_thread_register(t);
     os_set_thread(t);
   }
@@ -177,8 +196,22 @@ void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
   t->end_ticks = cp_now();
-  if (!t->name[0]) os_thread_name(t->tid, t->name, sizeof t->name);
+  if (!t->name_from_api) os_thread_name(t->tid, t->name, sizeof t->name);
   t->end_ns = os_realtime_ns();
+}
+
+/* Hooks of this thread do nothing from here on (the stand-in state). */
+void runtime_thread_retire(struct cp_thread *t)
+{
+  if (!t || t == &busy_thread) return;
+  os_errsave e = os_save_errors();
+  os_set_thread(&busy_thread);
+  os_lock();
+  ended_retire(t);
+  int pooled = ended_pool_put(t);
+  os_unlock();
+  if (!pooled) calltree_free(t);
+  os_restore_errors(e);
 }
 
 /* ---- fork -------------------------------------------------------------- */
@@ -203,6 +236,7 @@ void runtime_fork_child(void)
       calltree_free(t);
     }
   }
+  ended_reset();
   cp_g.start_ns = os_realtime_ns();
   if (self && self != &busy_thread) {
     self->tid = os_thread_id();
@@ -247,8 +281,9 @@ int capprof_is_active(void)
   return !cp_g.disabled && !cp_g.finished && !(cp_g.gate & CP_GATE_PAUSED);
 }
 
-/* Live threads rebuild their trees at their next hook (runtime_sync). Trees
-** of threads that ended are left alone (a late hook may still touch them) and
+/* Live threads rebuild their trees at their next hook (runtime_sync). What
+** is kept of retired threads is dropped; states of threads that ended but
+** are not retired yet are left alone (a late hook may still touch them) and
 ** omitted from dumps: their generation is stale. */
 int capprof_reset(void)
 {
@@ -256,6 +291,7 @@ int capprof_reset(void)
   if (rc) return rc;
   os_lock();
   cp_g.gate += 2;
+  ended_reset();
   os_unlock();
   /* The caller's own tree is rebuilt at once, so that what it does next
   ** counts even if it makes no further instrumented call first. */
@@ -309,6 +345,7 @@ int capprof_set_thread_name(const char *name)
   if (n >= sizeof t->name) n = sizeof t->name - 1;
   memcpy(t->name, name, n);
   t->name[n] = '\0';
+  t->name_from_api = 1;
   return 0;
 }
 

@@ -73,6 +73,7 @@ void cpd_free(struct cpd_dump *d)
     free(d->threads[i].nodes);
   }
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
+  free(d->merges);
   free(d->strings);
   free(d->zone_issues);
   free(d->modules);
@@ -172,6 +173,40 @@ static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, si
     memcpy(r->n, v, sizeof v);
   }
   return 0;
+}
+
+/* THREAD_MERGES: which thread records hold several ended threads. */
+static int parse_merges(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c), rec = c_u32(c);
+  d->ended_kept = c_u64(c);
+  d->ended_merged = c_u64(c);
+  d->ended_dropped = c_u64(c);
+  if (c->bad || rec < CPD_MERGE_RECORD_SIZE || rec > 4096 ||
+      (uint64_t)n * rec > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "thread merge count %u does not fit its section", n);
+  d->merges = calloc(n ? n : 1, sizeof *d->merges);
+  if (!d->merges) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    const unsigned char *p = c->p;
+    struct cpd_merge *m = &d->merges[i];
+    m->thread = cpd_get32(p);
+    m->kind = cpd_get32(p + 4);
+    m->threads = cpd_get64(p + 8);
+    m->start_key = cpd_get64(p + 16);
+    c->p += rec;
+    if (m->thread >= d->nthreads)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "thread merge %u: thread %u unknown", i, m->thread);
+    d->nmerges++;
+  }
+  return 0;
+}
+
+const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread)
+{
+  for (uint32_t i = 0; i < d->nmerges; i++)
+    if (d->merges[i].thread == thread) return &d->merges[i];
+  return NULL;
 }
 
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind)
@@ -288,7 +323,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_ZONE_ISSUES + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_THREAD_MERGES + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -296,7 +331,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_ZONE_ISSUES) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_THREAD_MERGES) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -336,6 +371,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
                        errlen);
   if (!rc && want[CPD_SEC_ZONE_ISSUES])
     rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
+  if (!rc && want[CPD_SEC_THREAD_MERGES])
+    rc = parse_merges(d, SECTION_CURSOR(CPD_SEC_THREAD_MERGES), err, errlen);
 #undef SECTION_CURSOR
   if (rc) {
     cpd_free(d);

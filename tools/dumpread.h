@@ -47,6 +47,14 @@ struct cpd_zone_issue {
   uint64_t n[CPD_ZI_KINDS];         /* count per CPD_ZI_* kind */
 };
 
+/* A THREADS record that holds several ended threads (THREAD_MERGES). */
+struct cpd_merge {
+  uint32_t thread;                  /* index in threads */
+  uint32_t kind;                    /* CPD_MERGE_* */
+  uint64_t threads;                 /* ended threads merged into it */
+  uint64_t start_key;               /* their first call's key, 0 if mixed */
+};
+
 struct cpd_dump {
   char *path;                       /* file it was loaded from, or "" */
   unsigned version, minor;
@@ -70,6 +78,9 @@ struct cpd_dump {
   char **strings;
   uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
   struct cpd_zone_issue *zone_issues;
+  uint32_t nmerges;                 /* merge groups among threads */
+  struct cpd_merge *merges;
+  uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */
 };
 
 /* Parse a dump held in memory. On success *out owns its memory (free with
@@ -87,6 +98,8 @@ double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
 /* Total of mismatch kind (CPD_ZI_*) for zone name index zone, over threads. */
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
 
+/* The merge record of thread index thread, or NULL for one thread's record. */
+const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
 /* Index of the module containing addr, or -1. */
 int cpd_find_module(const struct cpd_dump *d, uint64_t addr);
 

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -46,6 +48,11 @@ void os_release(void *addr, size_t size)
   if (addr) munmap(addr, size);
 }
 
+void os_decommit(void *addr, size_t size)
+{
+  mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
 size_t os_page_size(void)
 {
   static size_t page;
@@ -58,9 +65,22 @@ size_t os_page_size(void)
 struct cp_thread *os_get_thread(void) { return posix_tls; }
 void os_set_thread(struct cp_thread *t) { posix_tls = t; }
 
+/* pthread key destructors run in rounds (up to PTHREAD_DESTRUCTOR_ITERATIONS)
+** while any key has a value: this one re-arms itself until the last round,
+** so that the destructors of other keys, which may call instrumented code,
+** are recorded; then the thread's state is retired (no hook of the thread
+** runs after that, or it is ignored). C++ thread_local destructors run
+** before any key destructor. */
 static void thread_exit_cb(void *p)
 {
-  runtime_thread_exit(p);
+  struct cp_thread *t = p;
+  if (t->exit_rounds + 1 < PTHREAD_DESTRUCTOR_ITERATIONS &&
+      pthread_setspecific(exit_key, t) == 0) {
+    t->exit_rounds++;
+    return;
+  }
+  runtime_thread_exit(t);
+  runtime_thread_retire(t);
 }
 
 int os_thread_register(struct cp_thread *t)
@@ -75,6 +95,11 @@ uint64_t os_parent_process_id(void) { return (uint64_t)getppid(); }
 int os_thread_name(uint64_t tid, char *buf, size_t n)
 {
   char path[64];
+  if (tid == (uint64_t)syscall(SYS_gettid) && n >= 16) {   /* one system call */
+    if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0) return CAPPROF_EIO;
+    buf[15] = '\0';
+    return 0;
+  }
   snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return CAPPROF_ENOENT;

@@ -50,6 +50,11 @@ void os_release(void *addr, size_t size)
   if (addr) VirtualFree(addr, 0, MEM_RELEASE);
 }
 
+void os_decommit(void *addr, size_t size)
+{
+  VirtualFree(addr, size, MEM_DECOMMIT);
+}
+
 size_t os_page_size(void)
 {
   static size_t page;

@@ -3,6 +3,8 @@
 ** its nodes through a map file the test program wrote ("name 0xaddress" per
 ** line), and checks expectations, one per line of the expect file:
 **   threads N          the dump has N threads
+**   total a N          the nodes named a, in every thread, have N calls in all
+**   merged-at-least N  at least N ended threads were merged (THREAD_MERGES)
 **   thread NAME        later lines look at the thread with that name
 **   path a;b;c N       the node at call path a->b->c has exactly N calls
 **   none a;b           no node at that path (after the selected thread's root)
@@ -116,6 +118,15 @@ int main(int argc, char **argv)
       if (!found) fail(ln, "no module %s in the module map", arg);
     } else if (!strcmp(op, "threads")) {
       if (d->nthreads != strtoull(arg, NULL, 10)) fail(ln, "%u threads, expected %s", d->nthreads, arg);
+    } else if (!strcmp(op, "total")) {
+      uint64_t sum = 0;
+      for (uint32_t th = 0; th < d->nthreads; th++)
+        for (uint32_t i = 1; i < d->threads[th].node_count; i++)
+          if (!strcmp(name_of(d->threads[th].nodes[i].key), arg)) sum += d->threads[th].nodes[i].calls;
+      if (sum != n) fail(ln, "%s has %" PRIu64 " calls in all threads, expected %llu", arg, sum, n);
+    } else if (!strcmp(op, "merged-at-least")) {
+      if (d->ended_merged < strtoull(arg, NULL, 10) || !d->nmerges)
+        fail(ln, "%" PRIu64 " ended threads merged into %u records", d->ended_merged, d->nmerges);
     } else if (!strcmp(op, "thread")) {
       t = NULL;
       for (uint32_t i = 0; i < d->nthreads; i++)

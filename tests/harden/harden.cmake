@@ -14,3 +14,6 @@ set_tests_properties(harden.setuid_ignores_environment PROPERTIES SKIP_RETURN_CO
 
 add_test(NAME harden.dump_files
   COMMAND sh ${HARDEN_TESTS}/dumpfiles.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+
+add_test(NAME harden.thread_churn
+  COMMAND sh ${HARDEN_TESTS}/churn.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
