@@ -12,6 +12,7 @@
 **   chain f N          the longest chain f->f->...->f has N levels, 1 call each
 **   nodes-at-least N   the thread has at least N nodes
 **   consistent         every node's children's inclusive sum <= its inclusive
+**   root-time-within-run  the thread's top-level calls last no longer than the run
 **   module NAME        the module map has a module whose path contains NAME
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
@@ -163,6 +164,13 @@ int main(int argc, char **argv)
         if (len > best) best = len;
       }
       if (best != n) fail(ln, "longest %s chain is %llu levels, expected %llu", arg, best, n);
+    } else if (!strcmp(op, "root-time-within-run")) {
+      /* The calls below the root add up to no more than the run lasted. */
+      uint64_t sum = 0;
+      for (uint32_t i = 1; i < t->node_count; i++)
+        if (t->nodes[i].parent == 0) sum += t->nodes[i].incl;
+      double ns = cpd_ticks_to_ns(d, (double)sum), run = (double)(d->dump_ns - d->start_ns);
+      if (ns > run * 1.01 + 1e6) fail(ln, "calls below the root last %.0f ns, the run %.0f ns", ns, run);
     } else if (!strcmp(op, "nodes-at-least")) {
       if (t->node_count < strtoull(arg, NULL, 10)) fail(ln, "%u nodes", t->node_count);
     } else if (!strcmp(op, "consistent")) {

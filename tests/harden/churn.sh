@@ -6,9 +6,10 @@
 # threads past the kept number merged (capprof info says so).
 set -eu
 build=$1 src=$2 cc=$3 n=${4:-200000}
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build
 work=$build/tests/harden-work/churn
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
-"$cc" -O2 -g -finstrument-functions "$src/tests/harden/churn.c" "$build/libcapprof.a" \
+"$cc" $san -O2 -g -finstrument-functions "$src/tests/harden/churn.c" "$build/libcapprof.a" \
   -lpthread -ldl -o churn
 status=0
 E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./churn "$n" 4 > out.txt 2> err.txt || status=$?

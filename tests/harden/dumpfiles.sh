@@ -7,10 +7,11 @@
 # status never change.
 set -eu
 build=$1 src=$2 cc=$3
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build
 work=$build/tests/harden-work/dumpfiles
 if mountpoint -q "$work/full" 2>/dev/null; then umount "$work/full"; fi
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
-"$cc" -O1 -finstrument-functions "$src/tests/harden/dumpfiles_prog.c" "$build/libcapprof.a" \
+"$cc" $san -O1 -finstrument-functions "$src/tests/harden/dumpfiles_prog.c" "$build/libcapprof.a" \
   -lpthread -ldl -o prog
 fail=0
 no() { echo "FAIL: $*"; fail=1; }

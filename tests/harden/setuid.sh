@@ -6,11 +6,12 @@
 # otherwise).
 set -eu
 build=$1 src=$2 cc=$3
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to make a setuid-root binary"; exit 77; }
 work=$(mktemp -d /tmp/capprof-setuid.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
-"$cc" -O1 -finstrument-functions -I"$src/include" "$src/tests/harden/setuid_prog.c" \
+"$cc" $san -O1 -finstrument-functions -I"$src/include" "$src/tests/harden/setuid_prog.c" \
   "$build/libcapprof.a" -lpthread -ldl -o "$work/prog"
 mkdir "$work/rootonly" "$work/open"
 chmod 700 "$work/rootonly"; chmod 1777 "$work/open"

@@ -4,11 +4,12 @@
 # final dump fails the test.
 set -eu
 build=$1 src=$2 cc=$3 runs=${4:-20}
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build
 work=$build/tests/harden-work/signal_exit
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
-"$cc" -O1 -g -finstrument-functions -I"$src/include" "$src/tests/harden/signal_exit.c" \
+"$cc" $san -O1 -g -finstrument-functions -I"$src/include" "$src/tests/harden/signal_exit.c" \
   "$build/libcapprof.a" -lpthread -ldl -o prog
-"$cc" -O1 -g -fPIC -shared -finstrument-functions -I"$src/tests/e2e" \
+"$cc" $san -O1 -g -fPIC -shared -finstrument-functions -I"$src/tests/e2e" \
   "$src/tests/e2e/dlclose_lib.c" -o lib.so
 fail=0
 for mode in dump threads dlclose; do
