@@ -222,7 +222,7 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
 static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct section *nodes,
                          const unsigned char *data, char *err, size_t errlen)
 {
-  uint64_t total = nodes->size / CPD_NODE_SIZE, claimed = 0;
+  uint64_t total = nodes->size / CPD_NODE_SIZE, claimed = 0, calls_total = 0;
   uint32_t n = c_u32(c);
   if (c->bad || (uint64_t)n * THREAD_MIN > (uint64_t)(c->end - c->p))
     return fail(err, errlen, CAPPROF_ECORRUPT, "thread count %u does not fit its section", n);
@@ -263,6 +263,12 @@ static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct sect
       nd->incl = cpd_get64(r + 24);
       nd->min = cpd_get64(r + 32);
       nd->max = cpd_get64(r + 40);
+      /* Every sum of call counts the tool makes from one dump stays below
+      ** 2^64 (sums over several dumps saturate: cpd_sat_add). */
+      if (nd->calls > UINT64_MAX - calls_total)
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: call counts add up to more than 2^64-1", i, k);
+      calls_total += nd->calls;
       if (k == 0 ? (nd->parent != CPD_NO_PARENT || nd->key != CPD_KEY_ROOT)
                  : nd->parent >= k)
         return fail(err, errlen, CAPPROF_ECORRUPT,

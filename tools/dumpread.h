@@ -100,6 +100,12 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
 
 /* The merge record of thread index thread, or NULL for one thread's record. */
 const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
+/* a + b, or UINT64_MAX when it would not fit: counts summed over several
+** dumps saturate instead of wrapping (one dump's total is checked on load). */
+static inline uint64_t cpd_sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 /* Index of the module containing addr, or -1. */
 int cpd_find_module(const struct cpd_dump *d, uint64_t addr);
 

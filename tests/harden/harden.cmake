@@ -17,3 +17,10 @@ add_test(NAME harden.dump_files
 
 add_test(NAME harden.thread_churn
   COMMAND sh ${HARDEN_TESTS}/churn.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND AND TARGET capprof_tool)
+  add_test(NAME harden.big_counts_never_wrap
+    COMMAND ${Python3_EXECUTABLE} ${HARDEN_TESTS}/bigcounts.py $<TARGET_FILE:capprof_tool>
+            $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/harden-work/bigcounts)
+endif()
