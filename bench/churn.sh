@@ -35,6 +35,9 @@ for ((r = 0; r < reps; r++)); do
   maps=$(kv "$out" maps_per_thread)
   rm -f "$tmp"/*.capprof
 done
+$cc -O1 -finstrument-functions -I"$root/include" "$here/dumpmem.c" "$build/libcapprof.a" \
+  -lpthread -ldl -o "$tmp/dumpmem"
+(cd "$tmp" && CAPPROF_OUTPUT="$tmp/final.capprof" ./dumpmem "$tmp/mid.capprof")
 awk -v n="$n" -v p="$best_plain" -v c="$best_cap" -v m="$maps" 'BEGIN {
   printf "churn: %d threads (4 at a time), best of %s: plain %.3f s, capprof %.3f s\n", n, "'"$reps"'", p, c
   printf "churn slowdown: %.2fx the uninstrumented program (target <= 1.5)\n", c / p
