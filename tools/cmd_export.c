@@ -8,12 +8,15 @@
 #include <string.h>
 
 #include "export.h"
+#include "filter.h"
 #include "tool.h"
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
+
+struct export_opts export_opts;
 
 int export_merged_tree(const struct profile *p, struct prof_thread *out)
 {
@@ -35,6 +38,8 @@ static void usage(void)
   for (size_t i = 0; i < NFORMATS; i++)
     printf("      %-12s %s\n", formats[i]->name, formats[i]->summary);
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
+         "      --per-thread     callgrind: also one file per thread, FILE-01,\n"
+         "                       FILE-02... (KCachegrind loads them as parts)\n"
          "  -h, --help           this text\n");
 }
 
@@ -43,14 +48,20 @@ int cmd_export(int argc, char **argv)
   static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
+    { "per-thread", no_argument, NULL, 'P' },
     { "help", no_argument, NULL, 'h' },
+    FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   const struct exporter *ex = NULL;
   const char *out = NULL;
   int c;
+  struct filter flt = { 0 };
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":f:o:ht:", longopts, NULL)) != -1) {
+    int fo = filter_option("export", c, optarg, &flt);
+    if (fo < 0) return 2;
+    if (fo) continue;
     switch (c) {
     case 'f':
       ex = NULL;
@@ -61,15 +72,20 @@ int cmd_export(int argc, char **argv)
                               "speedscope)", optarg);
       break;
     case 'o': out = optarg; break;
-    case 'h': usage(); return 0;
+    case 'P': export_opts.per_thread = 1; break;
+    case 'h': usage(); fputs(filter_help, stdout); return 0;
     default: return tool_bad_option("export", argv, c);
     }
   }
   if (!ex) return 1 + tool_error("export: no --format given (see 'capprof export --help')");
+  if (export_opts.per_thread && (ex != &export_callgrind || !out || !strcmp(out, "-")))
+    return 1 + tool_error("export: --per-thread wants --format=callgrind and -o FILE");
+  export_opts.out = out;
   if (optind >= argc)
     return 1 + tool_error("export: no dump given (usage: capprof export --format=F DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   FILE *f = tool_open_out(out);
   int rc = f ? ex->write(f, p) : 1;
   if (f && tool_close_out(f, out) != 0 && !rc) rc = 1;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
+#include "filter.h"
 #include "profile.h"
 #include "runs.h"
 #include "symbols.h"
@@ -25,20 +27,30 @@ static const char usage[] =
   "run's self time); --sum adds the runs up instead.\n"
   "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
-  "  -s, --sort=KEY   self (default), total, calls, avg, max or name\n"
+  "Columns: self = exclusive time (in the function's own code), incl =\n"
+  "inclusive time (with its callees; a recursion counts its outermost calls),\n"
+  "self/call and incl/call = their means per call, incl min and incl max = the\n"
+  "inclusive time of the shortest and the longest single call.\n"
+  "\n"
+  "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
   "  -h, --help       this text\n";
 
-static const char *const sort_keys[] = { "self", "total", "calls", "avg", "max", "name", NULL };
+/* --sort names and the key each stands for ("total" is the old name of incl). */
+static const struct { const char *name; int key; } sort_keys[] = {
+  { "self", 0 }, { "incl", 1 }, { "total", 1 }, { "calls", 2 }, { "avg", 3 }, { "max", 4 },
+  { "name", 5 }, { NULL, 0 },
+};
 
 static const struct profile *sort_prof;
 static int sort_key, sort_raw;
 
+/* Mean inclusive time of one call (every activation counts). */
 static double avg(const struct prof_func *f, int raw)
 {
-  return f->calls ? (raw ? f->t.incl_raw : f->t.incl) / (double)f->calls : 0;
+  return prof_per_call(raw ? f->incl_all_raw : f->incl_all, f->calls);
 }
 
 static int cmp_funcs(const void *pa, const void *pb)
@@ -136,20 +148,22 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   printf("%u runs (one per dump), %u threads; time per run %s, spread %s (sd), %s to %s%s\n",
          rt.nruns, p->nthreads, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
          fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d), raw ? " (raw times)" : "");
-  printf("Per function: mean per run, sample standard deviation and range across runs,\n"
-         "and the number of runs it appears in.\n");
-  printf("%10s %9s %10s %10s %10s %9s %12s %5s  %s\n", "self", "sd", "self min", "self max",
-         "total", "sd", "calls", "runs", "function");
+  printf("Per function: mean per run, sample standard deviation and range across runs\n"
+         "(self time), and the number of runs it appears in. self: exclusive time;\n"
+         "incl: inclusive time (outermost calls of a recursion); calls: mean per run.\n");
+  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), "self", "sd",
+         "min run", "max run", "incl", "sd", "calls", "runs", "function", disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
-    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
-           fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
-           fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
-           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name,
-           p->funcs[f].zone ? "  [zone]" : "");
+    int used = printf("%10s %9s %10s %10s %10s %9s %12s %2u/%-2u  ", fmt_ns(s[0].mean, a, sizeof a),
+                      fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
+                      fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
+                      fmt_ns(s[1].sd, g, sizeof g), fmt_mean(s[2].mean, h, sizeof h),
+                      rt.present[f], rt.nruns);
+    disp_name(stdout, p->funcs[f].name, p->funcs[f].zone ? "  [zone]" : "", (size_t)used);
+    putchar('\n');
   }
-  (void)h;
   free(st);
   free(order);
   free(tot);
@@ -165,23 +179,29 @@ int cmd_report(int argc, char **argv)
     { "raw", no_argument, NULL, 'r' },
     { "sum", no_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
+    FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
   int raw = 0, key = 0, sum = 0, c;
+  struct filter flt = { 0 };
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":s:n:rht:", longopts, NULL)) != -1) {
+    int fo = filter_option("report", c, optarg, &flt);
+    if (fo < 0) return 2;
+    if (fo) continue;
     switch (c) {
     case 's':
-      for (key = 0; sort_keys[key] && strcmp(sort_keys[key], optarg); key++) {}
-      if (!sort_keys[key])
-        return 1 + tool_error("report: --sort wants self, total, calls, avg, max or name, "
+      for (key = 0; sort_keys[key].name && strcmp(sort_keys[key].name, optarg); key++) {}
+      if (!sort_keys[key].name)
+        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max or name, "
                               "not '%s'", optarg);
+      key = sort_keys[key].key;
       break;
     case 'n': if (tool_parse_num("report", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
     case 'S': sum = 1; break;
-    case 'h': fputs(usage, stdout); return 0;
+    case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
     }
   }
@@ -189,6 +209,9 @@ int cmd_report(int argc, char **argv)
     return 1 + tool_error("report: no dump given (usage: capprof report DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  flt.raw = raw;
+  if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
+  display_start(1);
   if (p->ndumps > 1 && !sum) {
     int rc = report_runs(p, key, raw, limit);
     fflush(stdout);
@@ -203,7 +226,7 @@ int cmd_report(int argc, char **argv)
   for (uint32_t i = 0; i < p->nthreads; i++)
     total += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    if (p->funcs[f].synthetic && p->funcs[f].calls == 0) continue;
+    if (p->funcs[f].calls == 0) continue;        /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
     calls = cpd_sat_add(calls, p->funcs[f].calls);
     order[n++] = f;
@@ -213,23 +236,31 @@ int cmd_report(int argc, char **argv)
   sort_raw = raw;
   qsort(order, n, sizeof *order, cmp_funcs);
 
-  char a[32], b[32], d[32], e[32], g[32], h[32], k[32];
+  char a[32], b[32], d[32], e[32], g[32], h[32], k[32], m[32];
   printf("%u dump%s, %u thread%s, %s calls, %s%s\n", p->ndumps, p->ndumps == 1 ? "" : "s",
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
-         fmt_ns(total, b, sizeof b), raw ? " (raw times)" : "");
-  printf("%6s %10s %10s %12s %10s %10s %10s  %s\n", "self%", "self", "total", "calls", "average",
-         "min", "max", "function");
+         fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
+  printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
+         "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
+         disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
-    printf("%6s %10s %10s %12s %10s %10s %10s  %s",
-           fmt_pct(raw ? f->t.excl_raw : f->t.excl, total, a, sizeof a),
-           fmt_ns(raw ? f->t.excl_raw : f->t.excl, b, sizeof b),
-           fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d), fmt_count(f->calls, e, sizeof e),
-           fmt_ns(avg(f, raw), g, sizeof g), fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
-           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k), f->name);
-    if (f->zone) printf("  [zone]");
-    else if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
-    else if (f->module[0] && !f->synthetic) printf("  (%s)", f->module);
+    double self = raw ? f->t.excl_raw : f->t.excl;
+    int hot = disp_pct_kind(self, total);
+    printf("%s%6s%s", hot < 0 ? "" : disp_on(hot), fmt_pct(self, total, a, sizeof a),
+           hot < 0 ? "" : disp_off());
+    int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ", fmt_ns(self, b, sizeof b),
+                          fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d),
+                          fmt_count(f->calls, e, sizeof e),
+                          fmt_ns(prof_per_call(self, f->calls), m, sizeof m),
+                          fmt_ns(avg(f, raw), g, sizeof g),
+                          fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
+                          fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
+    char where[600] = "";
+    if (f->zone) snprintf(where, sizeof where, "  [zone]");
+    else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);
+    else if (f->module[0] && !f->synthetic) snprintf(where, sizeof where, "  (%s)", f->module);
+    disp_name(stdout, f->name, where, (size_t)used);
     putchar('\n');
   }
   free(order);

@@ -106,6 +106,25 @@ uint32_t prof_lookup(const struct profile *p, const char *name, const char *modu
   return PROF_NONE;
 }
 
+/* Whether module is the base name of one of p's executables. */
+static int is_exe(const struct profile *p, const char *module)
+{
+  for (uint32_t i = 0; i < p->ndumps; i++)
+    if (!strcmp(sym_base_name(p->dumps[i].d->exe), module)) return 1;
+  return 0;
+}
+
+uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, uint32_t f,
+                        int keep_modules)
+{
+  const struct prof_func *fn = &from->funcs[f];
+  uint32_t g = prof_lookup(to, fn->name, fn->module);
+  if (g != PROF_NONE || keep_modules || !fn->module[0] || !is_exe(from, fn->module)) return g;
+  for (uint32_t i = 0; i < to->ndumps && g == PROF_NONE; i++)
+    g = prof_lookup(to, fn->name, sym_base_name(to->dumps[i].d->exe));
+  return g;
+}
+
 /* Length of a valid UTF-8 sequence at s, or 0. */
 static int utf8_len(const unsigned char *s)
 {
@@ -206,6 +225,15 @@ static int by_incl_desc(const void *a, const void *b)
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* *max at most incl and, when up >= 0, at most up (the caller's longest
+** call); *min at most *max. */
+static void clamp_max(double *max, double *min, double incl, double up)
+{
+  if (*max > incl) *max = incl;
+  if (up >= 0 && *max > up) *max = up;
+  if (*min > *max) *min = *max;
+}
+
 /* Exclusive times from inclusive ones, the root's totals, children lists
 ** sorted by compensated inclusive time, and the PROF_OUTER flags. */
 static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
@@ -236,6 +264,16 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
       double avg = nd[i].t.incl / (double)nd[i].calls;
       if (nd[i].t.min > avg) nd[i].t.min = avg;
       if (nd[i].t.max < avg) nd[i].t.max = avg;
+    }
+    /* One call lasts no longer than all calls of its node together, nor
+    ** than the longest call of its caller. The compensated max only loses
+    ** an average call's share of the probes below it: a node whose longest
+    ** call made most of its descendant calls would otherwise show a call
+    ** longer than its whole thread. Parents come first, so theirs is final. */
+    if (i) {
+      const struct prof_node *up = nd[i].parent ? &nd[nd[i].parent] : NULL;
+      clamp_max(&nd[i].t.max, &nd[i].t.min, nd[i].t.incl, up ? up->t.max : -1);
+      clamp_max(&nd[i].t.max_raw, &nd[i].t.min_raw, nd[i].t.incl_raw, up ? up->t.max_raw : -1);
     }
   }
 
@@ -522,12 +560,62 @@ oom:
   return CAPPROF_ENOMEM;
 }
 
+int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
+                       const unsigned char *act, struct prof_thread *out)
+{
+  memset(out, 0, sizeof *out);
+  out->tid = t->tid;
+  out->dump = t->dump;
+  out->lost_calls = t->lost_calls;
+  out->open_calls = t->open_calls;
+  out->name = strdup(t->name);
+  out->nodes = calloc(t->nnodes, sizeof *out->nodes);
+  uint32_t *map = malloc((size_t)t->nnodes * sizeof *map);
+  struct u64map paths;
+  int rc = map_init(&paths, t->nnodes);
+  if (!out->name || !out->nodes || !map || rc) goto oom;
+  out->nnodes = 1;
+  out->cap = t->nnodes;
+  out->nodes[0] = t->nodes[0];
+  out->nodes[0].parent = PROF_NONE;
+  out->nodes[0].calls = 0;
+  memset(&out->nodes[0].t, 0, sizeof out->nodes[0].t);
+  map[0] = 0;
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    const struct prof_node *s = &t->nodes[i];
+    uint32_t up = act[i] == PROF_REROOT ? 0 : map[s->parent];
+    if (up == PROF_NONE || act[i] == PROF_DROP) { map[i] = PROF_NONE; continue; }
+    if (act[i] == PROF_HIDE) { map[i] = up; continue; }
+    uint64_t key = (uint64_t)up << 32 | s->func;
+    size_t slot = map_slot(&paths, key);
+    uint32_t o = paths.vals[slot];
+    int first = o == PROF_NONE;
+    if (first) {
+      o = out->nnodes++;
+      out->nodes[o].func = s->func;
+      out->nodes[o].parent = up;
+      if (map_put(&paths, slot, key, o) != 0) goto oom;
+    }
+    add_times(&out->nodes[o], s, first);
+    map[i] = o;
+  }
+  free(map);
+  map_free(&paths);
+  return finish_tree(out, p->nfuncs);
+oom:
+  free(map);
+  map_free(&paths);
+  prof_thread_free(out);
+  return CAPPROF_ENOMEM;
+}
+
 /* ---- flat profile ------------------------------------------------------------- */
 
 void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     p->funcs[f].calls = 0;
+    p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
   }
   uint8_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, 1);
@@ -540,6 +628,8 @@ void prof_flat(struct profile *p)
       f->calls = cpd_sat_add(f->calls, s->calls);
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
+      f->incl_all += s->t.incl;
+      f->incl_all_raw += s->t.incl_raw;
       if (s->flags & PROF_OUTER) {
         f->t.incl += s->t.incl;
         f->t.incl_raw += s->t.incl_raw;

@@ -22,7 +22,8 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 /* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */
-int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit);
+int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit,
+              int keep_modules);
 
 /* callers (callees = 0) and callees (1): the shared engine in calls.c. */
 int calls_main(int argc, char **argv, int callees);
@@ -64,5 +65,7 @@ const char *fmt_pct(double part, double whole, char *buf, size_t n);
 size_t fmt_u64(uint64_t v, char *buf, size_t n);
 /* An integer with thousands separators. */
 const char *fmt_count(uint64_t v, char *buf, size_t n);
+/* A mean count: as fmt_count when whole, else with one decimal ("2,345.5"). */
+const char *fmt_mean(double v, char *buf, size_t n);
 
 #endif /* CAPPROF_TOOL_H */
