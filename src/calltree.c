@@ -325,6 +325,7 @@ void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
   zone_thread_free(t);
+  intercept_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);
@@ -401,7 +402,8 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   t->next = NULL;
   t->tid = t->start_ns = t->end_ns = t->end_ticks = 0;
   t->exit_rounds = 0;
-  t->name_from_api = 0;
+  t->name_fixed = 0;
+  intercept_thread_free(t);
   t->name[0] = '\0';
   init_fixed_nodes(t);
   t->top = t->frames;

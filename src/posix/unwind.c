@@ -156,5 +156,6 @@ void *__cxa_begin_catch(void *exception)
   ** needs libstdc++ behind it. */
   if (!next) next = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
   pop_below((uintptr_t)__builtin_frame_address(0));
+  intercept_rehook((uintptr_t)__builtin_dwarf_cfa());   /* API calls still live */
   return next(exception);
 }
