@@ -104,8 +104,6 @@ struct cpd_dump {
   uint32_t nmerges;                 /* merge groups among threads */
   struct cpd_merge *merges;
   uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */
-};
-
   uint32_t napis;                   /* API ids; absent section: 0 */
   struct cpd_api *apis;             /* indexed by id */
   struct cpd_intercept intercept;
@@ -136,7 +134,6 @@ static inline uint64_t cpd_sat_add(uint64_t a, uint64_t b)
 {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
-};
 
 /* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
 const char *cpd_intercept_status_text(uint32_t status);
