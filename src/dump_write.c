@@ -206,7 +206,7 @@ static void write_live_nodes(struct writer *w, struct thread_row *row, int stale
   struct open_call local[256], *open = local;
   size_t nopen = 0, cap = sizeof local / sizeof local[0], bytes = 0;
   if (!stale) {
-    uint64_t end = t->end_ns ? t->end_ticks : cp_now();
+    uint64_t end = t->end_ns ? t->end_ticks : cp_tnow(t);
     struct cp_frame *top = t->top;
     if (top < t->frames || top >= t->commit_end) top = t->frames;
     size_t depth = (size_t)(top - t->frames);
@@ -221,9 +221,9 @@ static void write_live_nodes(struct writer *w, struct thread_row *row, int stale
       cap = depth;
     }
     for (struct cp_frame *f = t->frames + 1; f <= top && nopen < cap; f++) {
-      if (f->node >= n || f->start > end) continue;
+      if (f->node >= n || f->tstart > end) continue;
       open[nopen].node = f->node;
-      open[nopen].ticks = end - f->start;
+      open[nopen].ticks = end - f->tstart;
       nopen++;
     }
     sort_open(open, nopen);
@@ -339,6 +339,28 @@ static void write_merges(struct writer *w, const struct thread_row *rows, uint32
   sec_end(w, CPD_SEC_THREAD_MERGES, s);
 }
 
+/* CALIBRATION: per written thread, the time its slow paths took (left out
+** of every measured call by the thread clock, cp_tnow) and how many entries
+** took them; docs/dump-format.md. */
+static void write_calibration(struct writer *w, const struct thread_row *rows,
+                              uint32_t nrows)
+{
+  uint64_t s = sec_begin(w);
+  uint32_t written = 0, records = 0;
+  for (uint32_t i = 0; i < nrows; i++) records += rows[i].count != 0;
+  w_u32(w, records);
+  w_u32(w, CPD_CAL_FIELDS);
+  for (uint32_t i = 0; i < nrows; i++) {
+    const struct thread_row *r = &rows[i];
+    if (!r->count) continue;
+    w_u32(w, written++);
+    w_u32(w, 0);
+    w_u64(w, r->e ? r->e->slow_ticks : r->t->debt - r->t->debt_at_reset);
+    w_u64(w, r->e ? r->e->slow_calls : r->t->slow_calls);
+  }
+  sec_end(w, CPD_SEC_CALIBRATION, s);
+}
+
 static void write_threads(struct writer *w)
 {
   uint32_t gen = cp_g.gate >> 1, nrows = 0;
@@ -423,6 +445,7 @@ static void write_threads(struct writer *w)
 
   write_zone_issues(w, rows, nrows, nnames);
   write_merges(w, rows, nrows);
+  write_calibration(w, rows, nrows);
   os_release(rows, rbytes);
 }
 

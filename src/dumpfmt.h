@@ -39,6 +39,7 @@ enum cpd_section_type {
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
   CPD_SEC_THREAD_MERGES = 10, /* THREADS records that hold several ended threads */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
@@ -77,6 +78,15 @@ enum cpd_skip_reason {
 enum cpd_merge_kind {
   CPD_MERGE_NAME_AND_START = 1, /* same thread name and start function */
   CPD_MERGE_OTHERS         = 2  /* every group was taken: all the rest */
+};
+
+/* Fields of a CALIBRATION record, after u32 thread (index in THREADS) and u32
+** 0: u64 each. The section starts with u32 record count, u32 fields per
+** record; readers take the fields they know and skip the rest. */
+enum cpd_calibration_field {
+  CPD_CAL_HIDDEN_TICKS = 0, /* ticks the slow paths took, left out of every time */
+  CPD_CAL_SLOW_CALLS   = 1, /* calls whose entry took the slow path */
+  CPD_CAL_FIELDS       = 2
 };
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is

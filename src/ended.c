@@ -110,6 +110,8 @@ static int pack(struct cp_thread *t, uint32_t open, uint64_t start_key)
   e->start_ns = t->start_ns;
   e->end_ns = t->end_ns;
   e->lost_frames = t->lost_frames;
+  e->slow_ticks = t->debt - t->debt_at_reset;
+  e->slow_calls = t->slow_calls;
   e->start_key = start_key;
   e->nnodes = t->nnodes;
   e->nopen = open;
@@ -173,6 +175,8 @@ static void merge(struct cp_thread *t, uint32_t open, uint64_t start_key)
   g->merged++;
   g->nopen += open;
   g->lost_frames += t->lost_frames;
+  g->slow_ticks += t->debt - t->debt_at_reset;
+  g->slow_calls += t->slow_calls;
   if (t->start_ns < g->start_ns) g->start_ns = t->start_ns;
   if (t->end_ns > g->end_ns) g->end_ns = t->end_ns;
   cp_g.nended_merged++;
