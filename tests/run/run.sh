@@ -70,6 +70,9 @@ tree)
     echo "$n" >> counts.txt
   done
   [ "$(sort counts.txt | tr '\n' ' ')" = "2 3 " ] || fail "getpid counts $(cat counts.txt)"
+  "$capprof" merge -o merged.out "$work"/forker.*.capprof
+  "$capprof" report --api merged.out | grep -Eq '^ +5 .* getpid$' ||
+    fail "merged dump: report --api does not count 2 + 3 getpid calls"
   rm -f "$work"/*.capprof
   printf './small 3\n./small 4 0\nexit 0\n' > script.sh
   "$capprof" run -o "$out" -- sh script.sh 2> stderr.txt
