@@ -40,9 +40,11 @@ static size_t round_up(size_t n, size_t to)
   return (n + to - 1) / to * to;
 }
 
+/* Keys are hashed and compared with CP_KEY_THROTTLED set, so that a node
+** stays where it is when it is throttled (throttle.c). */
 static uint32_t hash_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
 {
-  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
+  uint64_t h = (key | CP_KEY_THROTTLED) * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
   return (uint32_t)(h >> 32) & t->mask;
 }
@@ -127,7 +129,8 @@ uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 
   uint32_t s = hash_slot(t, parent, key), idx;
   while ((idx = t->table[s]) != 0) {
-    if (t->nodes[idx].key == key && t->nodes[idx].parent == parent) {
+    if ((t->nodes[idx].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED) &&
+        t->nodes[idx].parent == parent) {
       t->nodes[parent].hot = idx;
       return idx;
     }
@@ -237,6 +240,7 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   init_fixed_nodes(t);
   t->lost_frames = 0;
   zone_thread_reset(t);
+  throttle_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->start;
     f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
@@ -293,6 +297,7 @@ void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
   zone_thread_free(t);
+  throttle_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);

@@ -100,6 +100,7 @@ void clock_calibrate_probe(void)
   if (!scratch) return;
   struct cp_thread *saved = os_get_thread();
   scratch->gate = cp_g.gate;
+  uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   os_set_thread(scratch);
 
   uint64_t with = UINT64_MAX, without = UINT64_MAX;
@@ -112,6 +113,7 @@ void clock_calibrate_probe(void)
   }
 
   os_set_thread(saved);
+  cp_g.hooks_seen = hooks_seen;
   uint64_t inner = UINT64_MAX;
   for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++) {
     const struct cp_node *n = &scratch->nodes[i];

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-#define MAX_SECTIONS 8
+#define MAX_SECTIONS 16
 
 struct writer {
   os_file f;
@@ -178,7 +178,9 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
   }
   for (uint32_t i = 0; i < n; i++) {
     unsigned char r[CPD_NODE_SIZE];
-    cpd_put64(r, copy[i].key);
+    uint64_t key = copy[i].key;
+    if (!CPD_KEY_IS_SPECIAL(key)) key &= ~CP_KEY_THROTTLED;   /* throttle.c's mark */
+    cpd_put64(r, key);
     cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : copy[i].parent);
     cpd_put32(r + 12, copy[i].hot);
     cpd_put64(r + 16, copy[i].calls);
@@ -241,6 +243,43 @@ static void write_zone_issues(struct writer *w, const struct thread_row *rows,
   if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
 }
 
+struct throttle_ctx { struct writer *w; uint32_t thread, nnodes, records; };
+
+static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed)
+{
+  struct throttle_ctx *c = ctx;
+  if (node >= c->nnodes) return;
+  w_u32(c->w, c->thread);
+  w_u32(c->w, node);
+  w_u64(c->w, ticks - cp_g.start_ticks);
+  w_u64(c->w, timed);
+  c->records++;
+}
+
+/* THROTTLE: the settings, the hook kinds seen, each thread's throttled nodes. */
+static void write_throttle(struct writer *w, const struct thread_row *rows, uint32_t nthreads)
+{
+  uint64_t s = sec_begin(w), calls, ns;
+  throttle_settings(&calls, &ns);
+  w_u64(w, calls);
+  w_u64(w, ns);
+  w_u32(w, cp_g.hooks_seen);
+  w_u32(w, 0);                                   /* count, patched below */
+  struct throttle_ctx c = { w, 0, 0, 0 };
+  uint32_t gen = cp_g.gate >> 1, i = 0;
+  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
+    if (!rows[i].count) continue;
+    c.nnodes = rows[i].count;
+    if (t->generation == gen) throttle_records(t, write_throttle_rec, &c);
+    c.thread++;
+  }
+  sec_end(w, CPD_SEC_THROTTLE, s);
+  w_flush(w);
+  unsigned char b[4];
+  cpd_put32(b, c.records);
+  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s + 20);
+}
+
 static void write_threads(struct writer *w)
 {
   uint32_t gen = cp_g.gate >> 1, nthreads = 0;
@@ -301,6 +340,7 @@ static void write_threads(struct writer *w)
   sec_end(w, CPD_SEC_STRINGS, s);
 
   write_zone_issues(w, rows, nthreads, nnames);
+  write_throttle(w, rows, nthreads);
   os_release(rows, rbytes);
 }
 

@@ -38,8 +38,19 @@ enum cpd_section_type {
   CPD_SEC_THREADS = 4,
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
-  CPD_SEC_ZONE_ISSUES = 7 /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_ZONE_ISSUES = 7,/* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_THROTTLE = 8    /* throttling settings, throttled nodes, hook kinds */
 };
+
+/* THROTTLE: u64 calls at which throttling is decided (0: off), u64 ns per
+** call under which a node is throttled, u32 CPD_HOOKS_* bits, u32 record
+** count, then records of CPD_THROTTLE_REC_SIZE bytes: u32 thread (index in
+** THREADS), u32 node (index in that thread's nodes), u64 ticks since the
+** start (CLOCK's ticks) when the node was throttled, u64 timed calls (the
+** calls its inclusive time, min and max cover; later ones are counted only). */
+#define CPD_THROTTLE_REC_SIZE 24u
+#define CPD_HOOKS_CYG     1u   /* __cyg_profile_func_* (-finstrument-functions) */
+#define CPD_HOOKS_FENTRY  2u   /* __fentry__/__return__ (gcc -pg -mfentry ...) */
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is
 ** u32 thread (index in THREADS), u32 zone (string index), then one u64 per

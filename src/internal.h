@@ -81,6 +81,7 @@ struct cp_thread {
   uint32_t generation;        /* reset generation the tree belongs to */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
+  struct cp_throttle_log *throttled; /* nodes throttled, in order, or NULL */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -92,7 +93,8 @@ struct cp_global {
   int disabled;               /* CAPPROF_DISABLE: never record, never dump */
   int finished;               /* final dump written: hooks stay off */
   uint32_t node_cap;          /* per-thread node cap */
-  char pad_[64 - 6 * 4];
+  uint64_t throttle_calls;    /* calls at which a node's throttling is decided; 0: off */
+  char pad_[64 - 6 * 4 - 8];
 
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
@@ -101,6 +103,7 @@ struct cp_global {
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
+  volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
   struct cp_thread **threads_tail; /* in creation order; tail's next field */
   char output[1024];          /* dump path pattern */
@@ -197,6 +200,29 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   if (d < n->min) n->min = d;
   if (d > n->max) n->max = d;
 }
+
+/* ---- throttling (throttle.c) ------------------------------------------- */
+
+/* A throttled node's key carries this bit while in memory (never in a dump):
+** the hooks' hot-child compare then fails for it, and the slow side counts
+** the call without timing it. Addresses are below 2^56 and synthetic keys
+** already have the bit, so lookups compare keys with the bit set. */
+#define CP_KEY_THROTTLED UINT64_C(0x4000000000000000)
+
+/* Read CAPPROF_THROTTLE into cp_g (runtime_init). */
+void throttle_init(void) CP_HIDDEN;
+/* Node i of t just completed its cp_g.throttle_calls-th call: throttle it if
+** its calls were short. Owner thread, from exit hooks (never the Windows
+** keyless _pexit, which could not pair a throttled call's exit). */
+void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
+/* Forget t's throttle records (reset, fork); free them. */
+void throttle_thread_reset(struct cp_thread *t) CP_HIDDEN;
+void throttle_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* Visit t's records: fn(ctx, node, ticks when throttled, timed calls). */
+typedef void (*throttle_fn)(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed);
+void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx) CP_HIDDEN;
+/* The threshold in effect: calls, and ns per call (0 when throttling is off). */
+void throttle_settings(uint64_t *calls, uint64_t *ns) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 
@@ -359,6 +385,10 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
   if (CP_UNLIKELY(t->nodes[c].key != key)) {
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
+    if (CP_UNLIKELY(t->nodes[c].key == (key | CP_KEY_THROTTLED))) {  /* count only */
+      t->nodes[c].calls++;
+      return;
+    }
   }
   calltree_push(t, f, c, sp, cp_now());
 }
@@ -417,7 +447,8 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 /* The common case of cp_hot_exit (check_key): the innermost frame has this
 ** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
 ** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
-** read, 4 loads, 5 stores, 3 predictable branches (min, max). */
+** read, 4 loads, 5 stores, 4 predictable branches (min, max, throttling's
+** decision call: one compare with a value in the line of cp_g.gate). */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;
@@ -429,6 +460,8 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
     return 0;
   calltree_charge(n, now - f->start);
   t->top = f - 1;
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
+    calltree_throttle_due(t, f->node);
   return 1;
 }
 

@@ -88,6 +88,7 @@ void runtime_init(void)
   }
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
+  throttle_init();
   set_pattern(os_getenv("CAPPROF_OUTPUT"));
   set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
   const char *clk = os_getenv("CAPPROF_CLOCK");

@@ -11,10 +11,13 @@
 **   nodes-at-least N   the thread has at least N nodes
 **   consistent         every node's children's inclusive sum <= its inclusive
 **   module NAME        the module map has a module whose path contains NAME
+**   calls f N          f has N calls in all, over every path and thread
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
-** Zone nodes are named "@" followed by the zone's name.
+** Zone nodes are named "@" followed by the zone's name. With E2E_KEY_SLACK=n
+** in the environment, a key also names the function that starts at most n
+** bytes before it (keys inside the function: gcc -pg -mfentry's __fentry__).
 ** Exits 0 when every line holds; otherwise prints each failure.
 */
 #include <inttypes.h>
@@ -42,6 +45,14 @@ static const char *name_of(uint64_t key)
   }
   for (int i = 0; i < nsyms; i++)
     if (syms[i].addr == key) return syms[i].name;
+  static long slack = -1;
+  if (slack < 0) slack = getenv("E2E_KEY_SLACK") ? atol(getenv("E2E_KEY_SLACK")) : 0;
+  int best = -1;
+  for (int i = 0; i < nsyms; i++)
+    if (syms[i].addr < key && key - syms[i].addr <= (uint64_t)slack &&
+        (best < 0 || syms[i].addr > syms[best].addr))
+      best = i;
+  if (best >= 0) return syms[best].name;
   if (key == CPD_KEY_OVERFLOW) return "[overflow]";
   return "?";
 }
@@ -152,6 +163,12 @@ int main(int argc, char **argv)
         if (len > best) best = len;
       }
       if (best != n) fail(ln, "longest %s chain is %llu levels, expected %llu", arg, best, n);
+    } else if (!strcmp(op, "calls")) {
+      uint64_t sum = 0;
+      for (uint32_t th = 0; th < d->nthreads; th++)
+        for (uint32_t i = 1; i < d->threads[th].node_count; i++)
+          if (!strcmp(name_of(d->threads[th].nodes[i].key), arg)) sum += d->threads[th].nodes[i].calls;
+      if (sum != n) fail(ln, "%s has %" PRIu64 " calls in all, expected %llu", arg, sum, n);
     } else if (!strcmp(op, "nodes-at-least")) {
       if (t->node_count < strtoull(arg, NULL, 10)) fail(ln, "%u nodes", t->node_count);
     } else if (!strcmp(op, "consistent")) {

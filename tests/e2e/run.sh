@@ -1,12 +1,17 @@
 #!/bin/sh
-# run.sh BUILD SRC CC static|shared NAME -- build tests/e2e/NAME.c (or .cpp)
-# with CC and its function hooks (and CAPPROF_ENABLED, for zones), link it
-# with libcapprof, run it, and check its dump against NAME.expect. A file
-# NAME_noinstr.c is compiled without hooks.
+# run.sh BUILD SRC CC static|shared NAME [MODE] -- build tests/e2e/NAME.c (or
+# .cpp) with CC and its function hooks (and CAPPROF_ENABLED, for zones), link
+# it with libcapprof, run it, and check its dump against NAME.expect (or
+# NAME.MODE.expect when there is one; NAME.expect.gen when the program wrote
+# its own). A file NAME_noinstr.c is compiled without hooks.
+# MODE: "fentry" (gcc -pg -mfentry -minstrument-return=call, -pg also at link
+# time: no gmon.out may appear), "fentry-nopie" (the same, -no-pie), or
+# nothing: the compiler's -finstrument-functions[-after-inlining].
+# A source line "e2e: cflags X" adds X to its compile flags (e.g. -O2).
 set -eu
-build=$1 src=$2 cc=$3 link=$4 name=$5
+build=$1 src=$2 cc=$3 link=$4 name=$5 mode=${6:-}
 e2e=$src/tests/e2e
-work=$build/tests/e2e-work/$name-$(basename "$cc")-$link
+work=$build/tests/e2e-work/$name-$(basename "$cc")-$link${mode:+-$mode}
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -15,16 +20,28 @@ case $(basename "$cc") in
   clang*) hooks=-finstrument-functions-after-inlining cxx=clang++ ;;
   *) hooks=-finstrument-functions cxx=g++ ;;
 esac
+ldhooks= pie=
+case $mode in
+  fentry) hooks="-pg -mfentry -minstrument-return=call" ldhooks=-pg ;;
+  fentry-nopie) hooks="-pg -mfentry -minstrument-return=call" ldhooks="-pg -no-pie" pie=-fno-pie ;;
+esac
+# Keys are inside functions in the fentry modes: start + 5 or 6.
+[ -n "$mode" ] && export E2E_KEY_SLACK=16
 compiler=$cc
 srcfile=$e2e/$name.c
 if [ -f "$e2e/$name.cpp" ]; then compiler=$cxx srcfile=$e2e/$name.cpp; fi
 # A program that says "e2e: no hooks" is built without them (zones only).
-if grep -q 'e2e: no hooks' "$srcfile"; then hooks=; fi
+if grep -q 'e2e: no hooks' "$srcfile"; then hooks= ldhooks=; fi
+extra=$(sed -n 's/.*e2e: cflags \([^*]*\).*/\1/p' "$srcfile" | head -n 1)
+expect=$e2e/$name.expect
+if [ -n "$mode" ] && [ -f "$e2e/$name.${mode%-nopie}.expect" ]; then expect=$e2e/$name.${mode%-nopie}.expect; fi
 objs=
-"$compiler" -O1 -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
+# shellcheck disable=SC2086
+"$compiler" -O1 $extra $pie -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
 objs=main.o
 if [ -f "$e2e/${name}_noinstr.c" ]; then
-  "$cc" -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
+  # shellcheck disable=SC2086
+  "$cc" -O1 -g $pie -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
   objs="$objs noinstr.o"
 fi
 if [ -f "$e2e/${name}_lib.c" ]; then      # an instrumented library it dlopens
@@ -35,9 +52,13 @@ if [ "$link" = shared ]; then
   lib="-L$build -lcapprof -Wl,-rpath,$build"
 else
   lib="$build/libcapprof.a"
+  # glibc defines __fentry__ (gprof's) but not __return__: without this an
+  # executable does not export the static runtime's __return__ to libraries
+  # it dlopens (docs/runtime.md; 'capprof ldflags --static' prints it).
+  [ -z "$mode" ] || lib="$lib -Wl,--export-dynamic-symbol=__return__"
 fi
 # shellcheck disable=SC2086
-"$compiler" -o prog $objs $lib -lpthread -ldl
+"$compiler" $ldhooks -o prog $objs $lib -lpthread -ldl
 
 status=0
 E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
@@ -50,7 +71,9 @@ if [ -s stderr.txt ]; then echo "unexpected stderr:"; cat stderr.txt; exit 1; fi
 
 dump=$work/prog.$pid.capprof
 [ -f "$dump" ] || { echo "no dump $dump"; ls; exit 1; }
-"$build/tests/e2e_check" "$dump" map "$e2e/$name.expect"
+[ ! -f gmon.out ] || { echo "gprof's gmon.out was written"; exit 1; }
+[ ! -f "$name.expect.gen" ] || expect=$work/$name.expect.gen
+"$build/tests/e2e_check" "$dump" map "$expect"
 if [ -f "$e2e/$name.child.expect" ]; then
   child=$(ls "$work"/prog.*.capprof | grep -v "prog.$pid.capprof" | head -n 1)
   [ -n "$child" ] || { echo "no dump from the child process"; exit 1; }
@@ -62,4 +85,4 @@ if [ -f "$e2e/$name.report" ]; then       # lines 'capprof report' must show
     grep -qF "$want" report.txt || { echo "report lacks: $want"; cat report.txt; exit 1; }
   done < "$e2e/$name.report"
 fi
-echo "ok: $name ($(basename "$cc"), $link)"
+echo "ok: $name ($(basename "$cc"), $link${mode:+, $mode})"
