@@ -179,10 +179,14 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
   for (uint32_t i = 0; i < n; i++) {
     unsigned char r[CPD_NODE_SIZE];
     uint64_t key = copy[i].key;
-    if (!CPD_KEY_IS_SPECIAL(key)) key &= ~CP_KEY_THROTTLED;   /* throttle.c's mark */
+    uint32_t flags = copy[i].hot;
+    if (!CPD_KEY_IS_SPECIAL(key) && (key & CP_KEY_THROTTLED)) {   /* throttle.c's mark */
+      key &= ~CP_KEY_THROTTLED;
+      flags |= CPD_NODE_THROTTLED;
+    }
     cpd_put64(r, key);
     cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : copy[i].parent);
-    cpd_put32(r + 12, copy[i].hot);
+    cpd_put32(r + 12, flags);
     cpd_put64(r + 16, copy[i].calls);
     cpd_put64(r + 24, copy[i].incl);
     cpd_put64(r + 32, copy[i].min == UINT64_MAX ? 0 : copy[i].min);

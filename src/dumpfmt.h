@@ -90,6 +90,7 @@ enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
 
 /* Node flags. */
 #define CPD_NODE_OPEN      1u     /* some calls were still running at dump time */
+#define CPD_NODE_THROTTLED 2u     /* no longer timed: see the THROTTLE section */
 
 /* Little-endian accessors; correct on any host byte order. */
 static inline void cpd_put16(unsigned char *p, uint16_t v)

@@ -136,8 +136,14 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
     struct cpd_node *c = &o->nodes[i];
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
     c->parent = i ? s->parent : CPD_NO_PARENT;
-    c->flags = s->flags & CPD_NODE_OPEN;
+    c->flags = s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
     c->calls = s->calls;
+    if (i && (s->flags & CPD_NODE_THROTTLED)) {      /* keep what the times cover */
+      struct cpd_throttled *r = realloc(d->throttled, (d->nthrottled + 1) * sizeof *r);
+      if (!r) return -1;
+      d->throttled = r;
+      r[d->nthrottled++] = (struct cpd_throttled){ d->nthreads - 1, i, ns(s->throttled_ns), s->timed };
+    }
     c->incl = i ? ns(s->t.incl_raw) : 0;
     c->min = ns(s->t.min_raw);
     c->max = ns(s->t.max_raw);

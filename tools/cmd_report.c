@@ -31,6 +31,27 @@ static const char usage[] =
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
   "  -h, --help       this text\n";
 
+/* The functions throttling stopped timing (docs/runtime.md), in the
+** table's order, each with when and how many of its calls were timed. */
+static void report_throttled(const struct profile *p, const uint32_t *order, uint32_t n)
+{
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < n; i++) count += p->funcs[order[i]].throttled != 0;
+  if (!count) return;
+  printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
+         "were timed only for their first calls, then counted only; their later time is in\n"
+         "their callers' self. Their total, average, min and max cover the timed calls.\n",
+         count, count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    if (!f->throttled) continue;
+    char a[32], b[32], c[32];
+    printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
+           f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
+           fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+  }
+}
+
 static const char *const sort_keys[] = { "self", "total", "calls", "avg", "max", "name", NULL };
 
 static const struct profile *sort_prof;
@@ -38,7 +59,7 @@ static int sort_key, sort_raw;
 
 static double avg(const struct prof_func *f, int raw)
 {
-  return f->calls ? (raw ? f->t.incl_raw : f->t.incl) / (double)f->calls : 0;
+  return f->timed ? (raw ? f->t.incl_raw : f->t.incl) / (double)f->timed : 0;
 }
 
 static int cmp_funcs(const void *pa, const void *pb)
@@ -230,8 +251,10 @@ int cmd_report(int argc, char **argv)
     if (f->zone) printf("  [zone]");
     else if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
     else if (f->module[0] && !f->synthetic) printf("  (%s)", f->module);
+    if (f->throttled) printf("  [throttled]");
     putchar('\n');
   }
+  report_throttled(p, order, n);
   free(order);
   fflush(stdout);
   report_zone_warnings(p);

@@ -91,7 +91,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       const struct prof_func *fn = &p->funcs[n->func];
       printf("%12s %10s %10s %10s %10s %10s %6s  ", fmt_count(n->calls, a, sizeof a),
              fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-             fmt_ns(n->calls ? incl / (double)n->calls : 0, d, sizeof d),
+             fmt_ns(n->timed ? incl / (double)n->timed : 0, d, sizeof d),
              fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
              fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
              fmt_pct(incl, total, g, sizeof g));
@@ -105,6 +105,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
         printf("  (%s:%u)", sym_base_name(fn->file), fn->line);
       else if (o->location && fn->module[0])
         printf("  (%s)", fn->module);
+      if (n->flags & CPD_NODE_THROTTLED) printf(" [throttled: %s calls timed]", fmt_count(n->timed, a, sizeof a));
       fputs(n->flags & CPD_NODE_OPEN ? " [still running]\n" : "\n", stdout);
     }
     if (o->depth >= 0 && depth[i] >= o->depth) continue;

@@ -75,6 +75,7 @@ void cpd_free(struct cpd_dump *d)
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
   free(d->strings);
   free(d->zone_issues);
+  free(d->throttled);
   free(d->modules);
   free(d->threads);
   free(d->exe);
@@ -172,6 +173,42 @@ static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, si
     memcpy(r->n, v, sizeof v);
   }
   return 0;
+}
+
+/* THROTTLE: settings, hook kinds, and the throttled nodes, each of which
+** must exist. Parsed after threads. */
+static int parse_throttle(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  d->throttle_calls = c_u64(c);
+  d->throttle_ns = c_u64(c);
+  d->hooks = c_u32(c);
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * CPD_THROTTLE_REC_SIZE > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "throttle record count %u does not fit its section", n);
+  d->throttled = calloc(n ? n : 1, sizeof *d->throttled);
+  if (!d->throttled) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    struct cpd_throttled *r = &d->throttled[i];
+    r->thread = c_u32(c);
+    r->node = c_u32(c);
+    r->ticks = c_u64(c);
+    r->timed = c_u64(c);
+    if (r->thread >= d->nthreads || r->node == 0 || r->node >= d->threads[r->thread].node_count)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "throttle record %u: thread %u node %u unknown",
+                  i, r->thread, r->node);
+    d->nthrottled = i + 1;
+  }
+  return 0;
+}
+
+uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node)
+{
+  const struct cpd_node *nd = &d->threads[th].nodes[node];
+  if (!(nd->flags & CPD_NODE_THROTTLED)) return nd->calls;
+  for (uint32_t i = 0; i < d->nthrottled; i++)
+    if (d->throttled[i].thread == th && d->throttled[i].node == node)
+      return d->throttled[i].timed < nd->calls ? d->throttled[i].timed : nd->calls;
+  return nd->calls;
 }
 
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind)
@@ -277,7 +314,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_ZONE_ISSUES + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_THROTTLE + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -285,7 +322,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_ZONE_ISSUES) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_THROTTLE) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -325,6 +362,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
                        errlen);
   if (!rc && want[CPD_SEC_ZONE_ISSUES])
     rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
+  if (!rc && want[CPD_SEC_THROTTLE])
+    rc = parse_throttle(d, SECTION_CURSOR(CPD_SEC_THROTTLE), err, errlen);
 #undef SECTION_CURSOR
   if (rc) {
     cpd_free(d);

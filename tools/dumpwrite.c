@@ -1,7 +1,7 @@
 /*
 ** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
 ** docs/dump-format.md), section for section as the runtime's writer does:
-** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
+** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES and THROTTLE (if
 ** any), section table.
 */
 #include <errno.h>
@@ -41,7 +41,7 @@ static void put_bytes(struct buf *b, const void *s, size_t n)
 
 static void put_str(struct buf *b, const char *s) { put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
 
-struct table { unsigned char e[8][CPD_SECTION_SIZE]; int n; };
+struct table { unsigned char e[16][CPD_SECTION_SIZE]; int n; };
 
 static void section(struct table *t, uint32_t type, size_t start, size_t end)
 {
@@ -146,6 +146,21 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       for (int k = 0; k < CPD_ZI_KINDS; k++) put64(&b, z->n[k]);
     }
     section(&t, CPD_SEC_ZONE_ISSUES, s, b.len);
+  }
+
+  if (d->nthrottled || d->throttle_calls || d->hooks) {
+    s = b.len;
+    put64(&b, d->throttle_calls);
+    put64(&b, d->throttle_ns);
+    put32(&b, d->hooks);
+    put32(&b, d->nthrottled);
+    for (uint32_t i = 0; i < d->nthrottled; i++) {
+      put32(&b, d->throttled[i].thread);
+      put32(&b, d->throttled[i].node);
+      put64(&b, d->throttled[i].ticks);
+      put64(&b, d->throttled[i].timed);
+    }
+    section(&t, CPD_SEC_THROTTLE, s, b.len);
   }
 
   size_t table = b.len;

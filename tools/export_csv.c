@@ -32,7 +32,7 @@ TIME_GETTER(max_raw)
 static double get_calls(const struct prof_func *f) { return (double)f->calls; }
 static double get_avg(const struct prof_func *f)
 {
-  return f->calls ? f->t.incl / (double)f->calls : 0;
+  return f->timed ? f->t.incl / (double)f->timed : 0;
 }
 
 static const struct column numeric[] = {

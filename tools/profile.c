@@ -232,8 +232,8 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     double e = nd[i].t.incl - nd[i].t.excl, r = nd[i].t.incl_raw - nd[i].t.excl_raw;
     nd[i].t.excl = e > 0 ? e : 0;
     nd[i].t.excl_raw = r > 0 ? r : 0;
-    if (i && nd[i].calls) {             /* the shortest <= average <= the longest */
-      double avg = nd[i].t.incl / (double)nd[i].calls;
+    if (i && nd[i].timed) {             /* the shortest <= average <= the longest */
+      double avg = nd[i].t.incl / (double)nd[i].timed;
       if (nd[i].t.min > avg) nd[i].t.min = avg;
       if (nd[i].t.max < avg) nd[i].t.max = avg;
     }
@@ -279,10 +279,13 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
 
 /* Node i of a dump thread into prof_node form, compensated. */
 static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t desc, struct prof_node *o)
+                    const struct cpd_node *c, uint64_t timed, uint64_t desc, struct prof_node *o)
 {
-  double n = (double)c->calls;
+  /* A throttled node's untimed calls have neither its own probe cost nor
+  ** its time in it: they count in calls only (docs/runtime.md). */
+  double n = (double)timed;
   o->calls = c->calls;
+  o->timed = timed;
   o->desc_calls = desc;
   o->flags = c->flags;
   o->t.incl_raw = cpd_ticks_to_ns(d, (double)c->incl);
@@ -320,8 +323,9 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     return CAPPROF_ENOMEM;
   }
   p->nthreads++;
+  uint32_t th = (uint32_t)(ct - d->threads);
   for (uint32_t i = ct->node_count; i-- > 1;)
-    desc[ct->nodes[i].parent] += desc[i] + ct->nodes[i].calls;
+    desc[ct->nodes[i].parent] += desc[i] + cpd_timed_calls(d, th, i);
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
     size_t slot = map_slot(keys, c->key);
@@ -342,9 +346,12 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, &p->dumps[di], c, desc[i], o);
+    convert(d, &p->dumps[di], c, cpd_timed_calls(d, th, i), desc[i], o);
     p->dumps[di].calls += i ? c->calls : 0;
   }
+  for (uint32_t k = 0; k < d->nthrottled; k++)
+    if (d->throttled[k].thread == th)
+      t->nodes[d->throttled[k].node].throttled_ns = cpd_ticks_to_ns(d, (double)d->throttled[k].ticks);
   free(desc);
   return finish_tree(t, p->nfuncs);
 }
@@ -361,7 +368,7 @@ static void check_calibration(const struct profile *p, uint32_t di)
     for (uint32_t c = t->nodes[0].first; c != PROF_NONE; c = t->nodes[c].next) {
       const struct prof_node *n = &t->nodes[c];
       raw += n->t.incl_raw;
-      cost += (double)n->calls * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
+      cost += (double)n->timed * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
     }
     if (raw > 0 && cost > raw) {
       char a[32], b[32], c[32], e[32];
@@ -462,8 +469,12 @@ void prof_free(struct profile *p)
 static void add_times(struct prof_node *o, const struct prof_node *s, int first)
 {
   o->calls += s->calls;
+  o->timed += s->timed;
   o->desc_calls += s->desc_calls;
-  o->flags |= s->flags & CPD_NODE_OPEN;
+  if ((s->flags & CPD_NODE_THROTTLED) &&
+      (first || !(o->flags & CPD_NODE_THROTTLED) || s->throttled_ns < o->throttled_ns))
+    o->throttled_ns = s->throttled_ns;
+  o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
   if (first || s->t.min_raw < o->t.min_raw) { o->t.min_raw = s->t.min_raw; o->t.min = s->t.min; }
@@ -527,7 +538,8 @@ oom:
 void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    p->funcs[f].calls = 0;
+    p->funcs[f].calls = p->funcs[f].timed = 0;
+    p->funcs[f].throttled = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
   }
   uint8_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, 1);
@@ -538,6 +550,10 @@ void prof_flat(struct profile *p)
       struct prof_func *f = &p->funcs[s->func];
       int first = seen ? !seen[s->func] : 0;
       f->calls += s->calls;
+      f->timed += s->timed;
+      if (s->flags & CPD_NODE_THROTTLED) {
+        if (!f->throttled++ || s->throttled_ns < f->throttled_ns) f->throttled_ns = s->throttled_ns;
+      }
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
       if (s->flags & PROF_OUTER) {

@@ -26,6 +26,12 @@ CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_CYG)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_CYG, __ATOMIC_RELAXED);
+  /* A throttled callee (throttle.c) is counted only: 4 loads, 1 store. */
+  struct cp_node *c = &t->nodes[t->nodes[t->top->node].hot];
+  if (c->key == ((uint64_t)(uintptr_t)fn | CP_KEY_THROTTLED) && t->top->sp >= sp) {
+    c->calls++;
+    return;
+  }
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp);
 }
 

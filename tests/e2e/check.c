@@ -12,6 +12,8 @@
 **   consistent         every node's children's inclusive sum <= its inclusive
 **   module NAME        the module map has a module whose path contains NAME
 **   calls f N          f has N calls in all, over every path and thread
+**   throttled a;b      that node was throttled (flag and THROTTLE record)
+**   timed a;b N        that node's times cover N of its calls
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
@@ -135,6 +137,16 @@ int main(int argc, char **argv)
     } else if (!t) {
       fail(ln, "no thread");
       break;
+    } else if (!strcmp(op, "throttled") || !strcmp(op, "timed")) {
+      char copy[400];
+      strcpy(copy, arg);
+      long i = find_path(t, copy);
+      uint32_t th = (uint32_t)(t - d->threads);
+      if (i < 0) fail(ln, "no node at %s", arg);
+      else if (!strcmp(op, "timed") && cpd_timed_calls(d, th, (uint32_t)i) != n)
+        fail(ln, "%s: %" PRIu64 " timed calls, expected %llu", arg, cpd_timed_calls(d, th, (uint32_t)i), n);
+      else if (!strcmp(op, "throttled") && !(t->nodes[i].flags & CPD_NODE_THROTTLED))
+        fail(ln, "%s is not flagged throttled", arg);
     } else if (!strcmp(op, "path") || !strcmp(op, "open")) {
       char copy[400];
       strcpy(copy, arg);

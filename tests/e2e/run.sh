@@ -11,7 +11,8 @@
 set -eu
 build=$1 src=$2 cc=$3 link=$4 name=$5 mode=${6:-}
 e2e=$src/tests/e2e
-work=$build/tests/e2e-work/$name-$(basename "$cc")-$link${mode:+-$mode}
+# E2E_TAG names a variant run (another environment; E2E_EXPECT: its file).
+work=$build/tests/e2e-work/$name-$(basename "$cc")-$link${mode:+-$mode}${E2E_TAG:+-$E2E_TAG}
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -35,6 +36,7 @@ if grep -q 'e2e: no hooks' "$srcfile"; then hooks= ldhooks=; fi
 extra=$(sed -n 's/.*e2e: cflags \([^*]*\).*/\1/p' "$srcfile" | head -n 1)
 expect=$e2e/$name.expect
 if [ -n "$mode" ] && [ -f "$e2e/$name.${mode%-nopie}.expect" ]; then expect=$e2e/$name.${mode%-nopie}.expect; fi
+[ -z "${E2E_EXPECT:-}" ] || expect=$e2e/$E2E_EXPECT
 objs=
 # shellcheck disable=SC2086
 "$compiler" -O1 $extra $pie -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
