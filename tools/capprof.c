@@ -23,6 +23,9 @@ static const struct command commands[] = {
   { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
+  { "excludes", cmd_excludes, "compiler flags leaving out throttled or too short functions" },
+  { "cflags", cmd_cflags, "recommended instrumentation flags for a compiler" },
+  { "ldflags", cmd_ldflags, "flags that link the capprof runtime" },
 };
 
 static void usage(FILE *f)
@@ -31,8 +34,8 @@ static void usage(FILE *f)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
-             "Programs are profiled by building them with -finstrument-functions\n"
-             "(or /Gh /GH) and linking libcapprof; see docs/.\n");
+             "Programs are profiled by building them with the flags 'capprof cflags CC'\n"
+             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/.\n");
 }
 
 int main(int argc, char **argv)
