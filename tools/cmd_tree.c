@@ -18,6 +18,10 @@ static const char usage[] =
   "\n"
   "The call tree of each thread: one line per call path, children sorted by\n"
   "inclusive time. Times have the probe overhead subtracted unless --raw.\n"
+  "Columns: incl = inclusive time (with callees), self = exclusive time,\n"
+  "incl/call and self/call = their means per call, incl min and incl max = the\n"
+  "inclusive time of the shortest and the longest single call, incl% = incl as\n"
+  "a share of the thread's total.\n"
   "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
   "  -t, --thread=TID|NAME  only the threads with this id or name\n"
@@ -50,7 +54,7 @@ static int cmp_siblings(const void *pa, const void *pb)
 static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
 {
-  char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+  char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
   const struct prof_node *nd = t->nodes;
   double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
   uint64_t calls = 0;
@@ -64,11 +68,11 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   else
     printf("all threads");
   printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
-         paths, o->raw ? " (raw times)" : "");
+         paths, o->raw ? " (raw times)" : ", probe cost subtracted");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
-  printf("%12s %10s %10s %10s %10s %10s %6s  %s\n", "calls", "inclusive", "exclusive", "average",
-         "min", "max", "%", "function");
+  printf("%12s %10s %10s %10s %10s %10s %10s %6s  %s\n", "calls", "incl", "self", "incl/call",
+         "self/call", "incl min", "incl max", "incl%", "function");
 
   /* Depth-first with an explicit stack of (node, depth); children are
   ** pushed in reverse so the largest is printed first. */
@@ -89,9 +93,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       double incl = o->raw ? n->t.incl_raw : n->t.incl;
       double excl = o->raw ? n->t.excl_raw : n->t.excl;
       const struct prof_func *fn = &p->funcs[n->func];
-      printf("%12s %10s %10s %10s %10s %10s %6s  ", fmt_count(n->calls, a, sizeof a),
+      printf("%12s %10s %10s %10s %10s %10s %10s %6s  ", fmt_count(n->calls, a, sizeof a),
              fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-             fmt_ns(n->timed ? incl / (double)n->timed : 0, d, sizeof d),
+             fmt_ns(prof_per_call(incl, n->timed), d, sizeof d),
+             fmt_ns(prof_per_call(excl, n->timed), h, sizeof h),
              fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
              fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
              fmt_pct(incl, total, g, sizeof g));

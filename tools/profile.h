@@ -43,7 +43,19 @@ struct prof_func {
   uint32_t throttled;      /* paths (nodes) of it that were throttled */
   double throttled_ns;     /* earliest throttling, ns since its dump's start */
   struct prof_times t;
+  /* Inclusive time summed over every activation (recursion counted at each
+  ** level): divided by calls it is the mean inclusive time of one call, the
+  ** figure min and max bound. */
+  double incl_all, incl_all_raw;
 };
+
+/* Per-call means, 0 without calls: self per call (excl / calls) and
+** inclusive per call (of a function: incl_all / calls; of a node: incl /
+** calls). The same two figures in every command and export. */
+static inline double prof_per_call(double t, uint64_t calls)
+{
+  return calls ? t / (double)calls : 0;
+}
 
 struct prof_node {
   uint32_t func;           /* index into profile.funcs */
