@@ -87,4 +87,14 @@ if [ -f "$e2e/$name.report" ]; then       # lines 'capprof report' must show
     grep -qF "$want" report.txt || { echo "report lacks: $want"; cat report.txt; exit 1; }
   done < "$e2e/$name.report"
 fi
+# Lines 'capprof excludes' must print (not for variant runs, E2E_TAG).
+if [ -f "$e2e/$name.excludes" ] && [ -z "${E2E_TAG:-}" ]; then
+  "$build/capprof" excludes "$dump" > excludes.txt
+  while IFS= read -r want; do
+    grep -qF -- "$want" excludes.txt || { echo "excludes lacks: $want"; cat excludes.txt; exit 1; }
+  done < "$e2e/$name.excludes"
+  [ "$("$build/capprof" excludes --flags-only "$dump")" = \
+    "-finstrument-functions-exclude-function-list=tiny" ] || {
+    echo "excludes --flags-only:"; "$build/capprof" excludes --flags-only "$dump"; exit 1; }
+fi
 echo "ok: $name ($(basename "$cc"), $link${mode:+, $mode})"
