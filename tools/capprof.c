@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "display.h"
 #include "symbols.h"
 #include "tool.h"
 
@@ -35,11 +36,13 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
              "Programs are profiled by building them with the flags 'capprof cflags CC'\n"
-             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/.\n");
+             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/ and 'man capprof'.\n\n");
+  fputs(display_help, f);
 }
 
 int main(int argc, char **argv)
 {
+  if (display_options(&argc, argv) != 0) return 2;
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -49,12 +52,13 @@ int main(int argc, char **argv)
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("capprof %d.%d\n", CAPPROF_VERSION_MAJOR, CAPPROF_VERSION_MINOR);
+    printf("capprof %s\n", CAPPROF_VERSION_STRING);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(argv[1], commands[i].name)) continue;
     int status = commands[i].run(argc - 1, argv + 1);
+    display_end();
     /* Output was written, but some module was missing or rebuilt. */
     return status == 0 && sym_had_problems() ? 3 : status;
   }
