@@ -387,9 +387,6 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     convert(d, &p->dumps[di], c, cpd_timed_calls(d, th, i), desc[i], o);
     p->dumps[di].calls += i ? c->calls : 0;
   }
-  for (uint32_t k = 0; k < d->nthrottled; k++)
-    if (d->throttled[k].thread == th)
-      t->nodes[d->throttled[k].node].throttled_ns = cpd_ticks_to_ns(d, (double)d->throttled[k].ticks);
   free(desc);
   return finish_tree(t, p->nfuncs);
 }
@@ -509,9 +506,6 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
   o->calls += s->calls;
   o->timed += s->timed;
   o->desc_calls += s->desc_calls;
-  if ((s->flags & CPD_NODE_THROTTLED) &&
-      (first || !(o->flags & CPD_NODE_THROTTLED) || s->throttled_ns < o->throttled_ns))
-    o->throttled_ns = s->throttled_ns;
   o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
@@ -627,6 +621,7 @@ void prof_flat(struct profile *p)
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     p->funcs[f].calls = p->funcs[f].timed = 0;
     p->funcs[f].throttled = 0;
+    p->funcs[f].throttled_ns = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
   }
@@ -639,9 +634,7 @@ void prof_flat(struct profile *p)
       int first = seen ? !seen[s->func] : 0;
       f->calls += s->calls;
       f->timed += s->timed;
-      if (s->flags & CPD_NODE_THROTTLED) {
-        if (!f->throttled++ || s->throttled_ns < f->throttled_ns) f->throttled_ns = s->throttled_ns;
-      }
+      f->throttled += (s->flags & CPD_NODE_THROTTLED) != 0;
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
       f->incl_all += s->t.incl;
@@ -659,4 +652,18 @@ void prof_flat(struct profile *p)
     }
   }
   free(seen);
+  /* When each function was first throttled: the dumps' records, by thread
+  ** (a tree read from a dump has that dump's node indices). */
+  for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    if (t->dump < 0) continue;
+    const struct cpd_dump *d = p->dumps[t->dump].d;
+    for (uint32_t r = 0; r < d->nthrottled; r++) {
+      const struct cpd_throttled *rec = &d->throttled[r];
+      if (d->threads[rec->thread].tid != t->tid || rec->node >= t->nnodes) continue;
+      struct prof_func *f = &p->funcs[t->nodes[rec->node].func];
+      double ns = cpd_ticks_to_ns(d, (double)rec->ticks);
+      if (f->throttled && (f->throttled_ns == 0 || ns < f->throttled_ns)) f->throttled_ns = ns;
+    }
+  }
 }

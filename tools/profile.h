@@ -41,7 +41,8 @@ struct prof_func {
   uint64_t calls;
   uint64_t timed;          /* calls its times cover: calls, fewer if throttled */
   uint32_t throttled;      /* paths (nodes) of it that were throttled */
-  double throttled_ns;     /* earliest throttling, ns since its dump's start */
+  double throttled_ns;     /* earliest throttling, ns since its dump's start
+                           ** (prof_flat, from the dumps' THROTTLE records) */
   struct prof_times t;
   /* Inclusive time summed over every activation (recursion counted at each
   ** level): divided by calls it is the mean inclusive time of one call, the
@@ -65,7 +66,6 @@ struct prof_node {
   uint64_t calls;
   uint64_t timed;          /* calls its times cover: calls, fewer if throttled
                            ** (CPD_NODE_THROTTLED: later calls counted only) */
-  double throttled_ns;     /* when it was throttled, ns since its dump's start */
   uint64_t desc_calls;     /* timed calls in the subtree below this node */
   struct prof_times t;
 };

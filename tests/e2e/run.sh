@@ -96,5 +96,10 @@ if [ -f "$e2e/$name.excludes" ] && [ -z "${E2E_TAG:-}" ]; then
   [ "$("$build/capprof" excludes --flags-only "$dump")" = \
     "-finstrument-functions-exclude-function-list=tiny" ] || {
     echo "excludes --flags-only:"; "$build/capprof" excludes --flags-only "$dump"; exit 1; }
+  # A merged dump keeps what throttling recorded.
+  "$build/capprof" merge -o merged.capprof "$dump" "$dump"
+  "$build/capprof" report merged.capprof > merged.txt
+  grep -q "tiny: 1 path, 200,000 of 600,000 calls timed" merged.txt || {
+    echo "merged report lacks the throttled function"; cat merged.txt; exit 1; }
 fi
 echo "ok: $name ($(basename "$cc"), $link${mode:+, $mode})"
