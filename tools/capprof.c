@@ -36,7 +36,7 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
              "Programs are profiled by building them with the flags 'capprof cflags CC'\n"
-             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/ and 'man capprof'.\n\n");
+             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/ and 'man capprof'.\n");
   fputs(display_help, f);
 }
 
