@@ -27,6 +27,7 @@ static const struct command commands[] = {
   { "excludes", cmd_excludes, "compiler flags leaving out throttled or too short functions" },
   { "cflags", cmd_cflags, "recommended instrumentation flags for a compiler" },
   { "ldflags", cmd_ldflags, "flags that link the capprof runtime" },
+  { "run", cmd_run, "run a program, its library calls profiled (no recompile)" },
 };
 
 static void usage(FILE *f)
@@ -36,7 +37,9 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
              "Programs are profiled by building them with the flags 'capprof cflags CC'\n"
-             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'); see docs/ and 'man capprof'.\n");
+             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'), or without\n"
+             "recompiling by 'capprof run -- PROGRAM' (library calls only); see docs/ and\n"
+             "'man capprof'.\n");
   fputs(display_help, f);
 }
 

@@ -55,6 +55,29 @@ struct cpd_throttled {
   uint64_t timed;                   /* calls its incl, min, max cover */
 };
 
+/* An intercepted library function (API section): key CPD_KEY_API | id. */
+struct cpd_api {
+  char *library;                    /* module base name, e.g. "libc.so.6" */
+  char *symbol;                     /* function name as imported */
+};
+
+/* What API interception did in the process (INTERCEPT section). */
+struct cpd_intercept {
+  int present;                      /* the section was in the dump */
+  uint32_t status;                  /* CPD_IS_* */
+  uint64_t modules, slots;          /* modules and import slots patched */
+  uint64_t unrecorded;              /* calls passed through unrecorded */
+  uint64_t inner_mt, outer_mt;      /* probe cost per intercepted call, milli-ticks */
+  char *spec;                       /* CAPPROF_API as given */
+};
+
+/* Imports left alone (INTERCEPT_SKIPS), one record per reason and function. */
+struct cpd_skip {
+  uint32_t reason;                  /* CPD_SKIP_* */
+  uint64_t slots;                   /* import slots left alone */
+  char *library, *symbol;
+};
+
 struct cpd_dump {
   char *path;                       /* file it was loaded from, or "" */
   unsigned version, minor;
@@ -83,6 +106,11 @@ struct cpd_dump {
   uint32_t hooks;                   /* CPD_HOOKS_* that fired; 0: unknown */
   uint32_t nthrottled;              /* records, at most one per node */
   struct cpd_throttled *throttled;
+  uint32_t napis;                   /* API ids; absent section: 0 */
+  struct cpd_api *apis;             /* indexed by id */
+  struct cpd_intercept intercept;
+  uint32_t nskips;
+  struct cpd_skip *skips;
 };
 
 /* Parse a dump held in memory. On success *out owns its memory (free with
@@ -103,6 +131,9 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
 /* The calls whose time node `node` of thread `th` holds: its calls, or
 ** fewer when it was throttled. */
 uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node);
+/* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
+const char *cpd_intercept_status_text(uint32_t status);
+const char *cpd_skip_reason_text(uint32_t reason);
 
 /* Index of the module containing addr, or -1. */
 int cpd_find_module(const struct cpd_dump *d, uint64_t addr);

@@ -17,7 +17,8 @@
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
-** Zone nodes are named "@" followed by the zone's name. With E2E_KEY_SLACK=n
+** Zone nodes are named "@" followed by the zone's name; intercepted library
+** calls (capprof run) by their symbol. With E2E_KEY_SLACK=n
 ** in the environment, a key also names the function that starts at most n
 ** bytes before it (keys inside the function: gcc -pg -mfentry's __fentry__).
 ** Exits 0 when every line holds; otherwise prints each failure.
@@ -45,6 +46,8 @@ static const char *name_of(uint64_t key)
     snprintf(z, sizeof zone[0], "@%s", dump->strings[key & 0xFFFFFFFFu]);
     return z;
   }
+  if (CPD_KEY_IS_API(key) && dump && (key & 0xFFFFFFFFu) < dump->napis)
+    return dump->apis[key & 0xFFFFFFFFu].symbol;       /* intercepted call */
   for (int i = 0; i < nsyms; i++)
     if (syms[i].addr == key) return syms[i].name;
   static long slack = -1;
