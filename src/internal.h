@@ -466,7 +466,9 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
   if (CP_UNLIKELY(t->nodes[c].key != key)) {
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
-    if (CP_UNLIKELY(t->nodes[c].key == (key | CP_KEY_THROTTLED))) {  /* count only */
+    /* Throttled (throttle.c): count only. Synthetic keys have the bit set
+    ** already, so the key must differ too. */
+    if (CP_UNLIKELY(t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED))) {
       t->nodes[c].calls++;
       return;
     }
