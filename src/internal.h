@@ -289,6 +289,21 @@ struct icpt_stub {
   uint32_t id;         /* intercept_register's id */
   uint32_t flags;      /* back end's use */
 };
+/* One hooked call: where its return address was, and what it was. */
+struct icpt_ret {
+  uintptr_t *slot;       /* the return address's place on the machine stack */
+  uintptr_t orig;        /* the caller's return address */
+  uint32_t id;           /* API id, for the exit's node key */
+  uint32_t restored;     /* 1: orig was put back for an unwinder (exceptions) */
+};
+
+/* The per-thread return stack; base[0] is a sentinel that is never popped. */
+struct cp_rstack {
+  struct icpt_ret *top;
+  struct icpt_ret *end;
+  struct icpt_ret base[1];
+};
+
 struct intercept_summary {
   uint32_t status;     /* CPD_IS_* */
   uint64_t modules, slots, unrecorded, inner_mt, outer_mt;
@@ -315,9 +330,15 @@ uint32_t intercept_quiet_begin(void) CP_HIDDEN;
 void intercept_quiet_end(uint32_t saved) CP_HIDDEN;
 void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot) CP_HIDDEN;
 void *intercept_exit(uintptr_t *after) CP_HIDDEN;
+/* The same with the calling thread's state already read (os_get_thread()),
+** for trampolines that can read the thread pointer themselves. */
+void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s,
+                             uintptr_t *slot) CP_HIDDEN;
+void *intercept_exit_thread(struct cp_thread *t, uintptr_t *after) CP_HIDDEN;
 void intercept_restore_returns(uintptr_t sp) CP_HIDDEN;
 void intercept_rehook(uintptr_t sp) CP_HIDDEN;
 void intercept_thread_free(struct cp_thread *t) CP_HIDDEN;
+uintptr_t intercept_return_trampoline(void) CP_HIDDEN;
 /* Measure the probe cost of an intercepted call: through() calls plain()
 ** through a stub, plain() is an empty function. */
 void intercept_calibrate(void (*through)(void), void (*plain)(void)) CP_HIDDEN;
