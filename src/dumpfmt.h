@@ -40,6 +40,8 @@ enum cpd_section_type {
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
   CPD_SEC_THROTTLE = 8,   /* throttling settings, throttled nodes, hook kinds */
+  CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
+  CPD_SEC_THREAD_MERGES = 10, /* THREADS records that hold several ended threads */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
   CPD_SEC_INTERCEPT_SKIPS = 17 /* imports left alone, per reason and function */
@@ -76,6 +78,27 @@ enum cpd_skip_reason {
 #define CPD_THROTTLE_REC_SIZE 24u
 #define CPD_HOOKS_CYG     1u   /* __cyg_profile_func_* (-finstrument-functions) */
 #define CPD_HOOKS_FENTRY  2u   /* __fentry__/__return__ (gcc -pg -mfentry ...) */
+
+/* THREAD_MERGES (present when ended threads were merged): u32 record count,
+** u32 record size (24), u64 ended threads kept one by one, u64 ended
+** threads merged, u64 ended threads dropped (no memory for a group); then
+** per merge group: u32 thread (index in THREADS), u32 kind (CPD_MERGE_*),
+** u64 threads merged into it, u64 start key (the first function the
+** threads called, 0 if none or mixed). */
+#define CPD_MERGE_RECORD_SIZE 24u
+enum cpd_merge_kind {
+  CPD_MERGE_NAME_AND_START = 1, /* same thread name and start function */
+  CPD_MERGE_OTHERS         = 2  /* every group was taken: all the rest */
+};
+
+/* Fields of a CALIBRATION record, after u32 thread (index in THREADS) and u32
+** 0: u64 each. The section starts with u32 record count, u32 fields per
+** record; readers take the fields they know and skip the rest. */
+enum cpd_calibration_field {
+  CPD_CAL_HIDDEN_TICKS = 0, /* ticks the slow paths took, left out of every time */
+  CPD_CAL_SLOW_CALLS   = 1, /* calls whose entry took the slow path */
+  CPD_CAL_FIELDS       = 2
+};
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is
 ** u32 thread (index in THREADS), u32 zone (string index), then one u64 per

@@ -427,7 +427,7 @@ void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uin
   *slot = A.ret_tramp;
   uint64_t key = CPD_KEY_API | s->id;
   uintptr_t sp = (uintptr_t)slot - 16;
-  if (CP_UNLIKELY(!cp_hot_enter_try(t, key, sp))) cp_hot_enter(t, key, sp);
+  if (CP_UNLIKELY(!cp_hot_enter_try(t, key, sp))) cp_hot_enter(t, key, sp, 0);
   return s->real;
 }
 
@@ -469,7 +469,7 @@ void *intercept_exit_thread(struct cp_thread *t, uintptr_t *after)
       struct cp_frame *f = t->top;
       struct cp_node *n = &t->nodes[f->node];
       if (CP_LIKELY(n->key == key)) {              /* cp_hot_exit's common case */
-        calltree_charge(n, now - f->start);
+        calltree_charge(n, now - t->debt - f->tstart);   /* the thread clock */
         t->top = f - 1;
       } else {
         cp_hot_exit(t, key, (uintptr_t)slot - 16, 1);

@@ -44,7 +44,7 @@ struct cp_frame {
   uint32_t node;     /* node charged when the call returns */
   uint32_t pad_;
   uintptr_t sp;      /* caller's stack pointer at the hook */
-  uint64_t start;    /* clock ticks at entry */
+  uint64_t tstart;   /* thread clock (cp_tnow) at entry: not the raw clock */
 };
 
 #define CP_NODE_ROOT     0u
@@ -64,6 +64,8 @@ struct cp_thread {
   uint32_t *table;            /* (parent, key) -> node, open addressing */
   uint32_t mask;              /* table size - 1 */
   volatile uint32_t nnodes;   /* nodes in use; published after a node is set */
+  uint64_t debt;              /* clock ticks this thread's slow paths took; the
+                              ** thread clock (cp_tnow) runs without them */
 
   uint32_t cap;               /* node cap; past it calls go to the overflow node */
   size_t nodes_bytes;         /* reserved size of nodes */
@@ -78,12 +80,15 @@ struct cp_thread {
   volatile uint64_t end_ns;   /* realtime at thread end, 0 while it runs */
   uint64_t end_ticks;         /* clock at thread end */
   uint64_t lost_frames;       /* calls not recorded: stack could not grow */
+  uint64_t slow_calls;        /* entries that took the slow path (CALIBRATION) */
+  uint64_t debt_at_reset;     /* debt when the tree was last rebuilt */
   uint32_t generation;        /* reset generation the tree belongs to */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
-  struct cp_throttle_log *throttled; /* nodes throttled, in order, or NULL */
   struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
+  struct cp_throttle_log *throttled; /* nodes throttled, in order, or NULL */
   uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
+  uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -101,19 +106,30 @@ struct cp_global {
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
   uint64_t start_mono;        /* CLOCK_MONOTONIC-like ns at start */
-  uint64_t timer_overhead;    /* min ticks between two back-to-back reads */
+  uint64_t timer_overhead;    /* ticks per timer read, back to back */
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
   volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
   struct cp_thread **threads_tail; /* in creation order; tail's next field */
+  struct cp_ended *ended;     /* ended threads, packed or merged (ended.c) */
+  struct cp_ended **ended_tail;
+  uint32_t keep_threads;      /* ended threads kept one by one (CP_ENDED_KEEP) */
+  uint32_t nended_kept;       /* ended threads packed one by one so far */
+  uint64_t nended_merged;     /* ended threads merged into groups so far */
+  uint64_t nended_dropped;    /* ended threads lost (no memory for a group) */
   char output[1024];          /* dump path pattern */
   char output_dir[1024];      /* directory for relative patterns, "" if none */
   char exe[1024];             /* executable path */
   char progname[256];         /* base name of the executable */
   char *cmdline;              /* NUL-separated arguments, os-allocated */
   size_t cmdline_len;
+  int secure;                 /* AT_SECURE (setuid/setgid...): no CAPPROF_*
+                              ** variable is read; no dump unless asked */
+  int output_from_api;        /* capprof_set_output(_dir) was called */
+  const char *pending_report; /* a start-up line not yet printed (a hook
+                              ** may have run runtime_init) */
 };
 
 extern struct cp_global cp_g CP_HIDDEN;
@@ -191,6 +207,20 @@ struct cp_frame *calltree_grow(struct cp_thread *t) CP_HIDDEN;
 struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now) CP_HIDDEN;
 void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
                             uint64_t now) CP_HIDDEN;
+/* 1 when calls below node go to the sink: it is an overflow or sink node. */
+CP_INLINE int calltree_node_capped(const struct cp_thread *t, uint32_t node)
+{
+  uint64_t k = t->nodes[node].key;
+  return k == CPD_KEY_OVERFLOW || k == CPD_KEY_SINK;
+}
+/* Ended threads (ended.c), under os_lock: charge the open calls up to end
+** and turn hot fields into CPD_NODE_* flags (returns the open count); add
+** another tree's nodes into g path by path (map: n scratch slots); make a
+** used state new again, giving back memory past the first chunks. */
+uint32_t calltree_close(struct cp_thread *t, uint64_t end) CP_HIDDEN;
+void calltree_merge(struct cp_thread *g, const struct cp_node *src, uint32_t n,
+                    uint32_t *map) CP_HIDDEN;
+int calltree_recycle(struct cp_thread *t, uint32_t node_cap) CP_HIDDEN;
 /* Rebuild the tree empty but for the path of the open frames, whose start
 ** times become now. Used by reset and in a fork child. */
 void calltree_rebase(struct cp_thread *t, uint64_t now) CP_HIDDEN;
@@ -203,12 +233,21 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   if (d > n->max) n->max = d;
 }
 
+/* The thread clock: the clock minus the ticks this thread's slow paths took
+** so far (t->debt). Frames start and end on it, so the time of a node
+** lookup, of growing the stack or of unwinding is in no call's time, its
+** caller's included, however long it took (cache misses, page faults): only
+** the fast path's cost remains, which the tool's compensation subtracts
+** (docs/tool.md). A slow path adds its own span to t->debt. */
+CP_INLINE uint64_t cp_tnow(const struct cp_thread *t) { return cp_now() - t->debt; }
+CP_INLINE uint64_t cp_tnow_exit(const struct cp_thread *t) { return cp_now_exit() - t->debt; }
+
 /* ---- throttling (throttle.c) ------------------------------------------- */
 
 /* A throttled node's key carries this bit while in memory (never in a dump):
 ** the hooks' hot-child compare then fails for it, and the slow side counts
 ** the call without timing it. Addresses are below 2^56 and synthetic keys
-** already have the bit, so lookups compare keys with the bit set. */
+** already have the bit, so lookups hash and compare keys with the bit set. */
 #define CP_KEY_THROTTLED UINT64_C(0x4000000000000000)
 
 /* Read CAPPROF_THROTTLE into cp_g (runtime_init). */
@@ -245,6 +284,9 @@ CP_INLINE void zone_popped_open(struct cp_thread *t, const struct cp_frame *f)
 /* Pop the zones on top of t's stack, charged up to now and counted as left
 ** open: a function that began them is returning (hooks without a key). */
 void zone_pop_open(struct cp_thread *t, uint64_t now) CP_HIDDEN;
+/* Add counts[CPD_ZI_KINDS] to t's mismatch counts for zone id (merging an
+** ended thread into a group; the zone state is made if needed). */
+void zone_add(struct cp_thread *t, uint32_t id, const uint64_t *counts) CP_HIDDEN;
 /* Forget t's mismatch counts (reset, fork); free its zone state. */
 void zone_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void zone_thread_free(struct cp_thread *t) CP_HIDDEN;
@@ -255,6 +297,48 @@ const char *zone_name(uint32_t id, uint32_t *len) CP_HIDDEN;
 /* Visit t's mismatch counts: fn(ctx, id, counts[CPD_ZI_KINDS]). */
 typedef void (*zone_issue_fn)(void *ctx, uint32_t id, const uint64_t *counts);
 void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx) CP_HIDDEN;
+
+/* ---- ended threads (ended.c) ------------------------------------------- */
+
+/* One zone's mismatch counts, kept for an ended thread. */
+struct cp_zone_count { uint32_t id, pad_; uint64_t n[CPD_ZI_KINDS]; };
+
+/* What is left of ended threads, in cp_g.ended. Either one thread's tree,
+** packed into the shared arena with its record, or a merge group: the trees
+** of every thread that ended past CP_ENDED_KEEP, with the same name and
+** start function, added path by path into one tree. Node hot fields hold
+** CPD_NODE_* flags. Written under os_lock only. */
+struct cp_ended {
+  struct cp_ended *next;      /* cp_g.ended list */
+  struct cp_node *nodes;      /* packed nodes in the arena; NULL for a group */
+  struct cp_thread *group;    /* a group's tree (no thread runs it), else NULL */
+  struct cp_zone_count *zones;/* packed zone counts (groups: in group->zones) */
+  uint64_t tid, start_ns, end_ns;  /* a group: 0, earliest start, latest end */
+  uint64_t lost_frames;       /* calls not recorded: the stack could not grow */
+  uint64_t slow_ticks, slow_calls; /* CALIBRATION: slow paths' time and entries */
+  uint64_t merged;            /* threads merged into a group; 0 for one thread */
+  uint64_t start_key;         /* key of the first call the thread(s) made */
+  uint32_t nnodes, nopen;     /* nodes (packed only) and open calls at exit */
+  uint32_t nzones;            /* packed zone counts */
+  uint32_t merge_kind;        /* CPD_MERGE_* for a group */
+  char name[64];
+};
+
+/* Threads kept one by one before merging starts (CAPPROF_KEEP_THREADS). */
+#define CP_ENDED_KEEP   4096u
+/* Merge groups before the rest go to one catch-all group. */
+#define CP_GROUPS_MAX   64u
+
+/* Under os_lock. Retire t, which has ended (end time and name set, no hook
+** of it runs again): unlink it from the registry, charge its open calls, and
+** pack or merge its tree; t itself is then free. */
+void ended_retire(struct cp_thread *t) CP_HIDDEN;
+/* A state ready for a new thread from the pool, or NULL; give t (retired)
+** to the pool: 1 if taken, else 0 and the caller frees it. */
+struct cp_thread *ended_pool_take(void) CP_HIDDEN;
+int ended_pool_put(struct cp_thread *t) CP_HIDDEN;
+/* Forget every ended thread (reset, fork child). */
+void ended_reset(void) CP_HIDDEN;
 
 /* ---- API interception (intercept.c) ------------------------------------
 ** The portable core shared by the back ends (src/posix/plt.c, src/win/iat.c).
@@ -354,15 +438,28 @@ int runtime_sync(struct cp_thread *t) CP_HIDDEN;
 ** impossible or being set up). */
 int runtime_thread_real(const struct cp_thread *t) CP_HIDDEN;
 void runtime_init(void) CP_HIDDEN;
+/* Print the line runtime_init left pending, if any; outside hooks only. */
+void runtime_report_pending(void) CP_HIDDEN;
 void runtime_atexit(void) CP_HIDDEN;
+/* Thread end: runtime_thread_exit records the end time and name (the state
+** stays, for hooks that may still run); runtime_thread_retire, when no hook
+** of the thread can run any more, gives its memory back and keeps its tree
+** compactly (ended.c). Windows calls only the first (DLL_THREAD_DETACH hooks
+** run after the FLS callback). */
 void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;
+void runtime_thread_retire(struct cp_thread *t) CP_HIDDEN;
 void runtime_fork_prepare(void) CP_HIDDEN;
 void runtime_fork_parent(void) CP_HIDDEN;
 void runtime_fork_child(void) CP_HIDDEN;
 
 /* ---- dump writer (dump_write.c) ---------------------------------------- */
 
+/* Write a dump (under os_lock). Returns 0 or a CAPPROF_E* code; out gets
+** the file's name. On failure dump_failure() says which step failed on
+** which file ("creating PATH.tmpXXXX", "writing ...", "naming it PATH"),
+** valid until the next dump. */
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize) CP_HIDDEN;
+const char *dump_failure(void) CP_HIDDEN;
 /* Expand the output pattern into buf; returns 0 or CAPPROF_EINVAL. */
 int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
 
@@ -374,6 +471,8 @@ int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
 void *os_reserve(size_t size) CP_HIDDEN;
 int os_commit(void *addr, size_t size) CP_HIDDEN;
 void os_release(void *addr, size_t size) CP_HIDDEN;
+/* Give committed memory back to the OS; the range stays reserved. */
+void os_decommit(void *addr, size_t size) CP_HIDDEN;
 size_t os_page_size(void) CP_HIDDEN;
 
 /* The calling thread's state pointer (thread-local) and its registration for
@@ -391,15 +490,47 @@ uint32_t os_ticks_source(void) CP_HIDDEN;   /* CPD_CLOCK_* of os_ticks() */
 /* Copy the OS's name of thread tid (if any) into buf; 0 or negative. */
 int os_thread_name(uint64_t tid, char *buf, size_t n) CP_HIDDEN;
 
-/* The one runtime lock (thread registry, dumps). */
+/* The one runtime lock. It guards the thread registry (cp_g.threads, the
+** ended-thread records and merged groups), the output settings, the dlclose
+** module list, the dump writer's static state, and every dump.
+**
+** Discipline (every path of the runtime must keep it; docs/runtime.md):
+** - os_lock blocks every signal in the calling thread before it waits, and
+**   os_unlock restores the mask after releasing: no signal handler can run
+**   on a thread while it holds the lock, so a handler that calls exit() or
+**   capprof_dump() cannot find its own thread holding it (issue 11).
+** - Never take it from a signal handler, nor from a hook's fast path. Slow
+**   paths that take it (a thread's first hook, thread exit) run "busy", so
+**   hooks that fire meanwhile do nothing.
+** - Never call instrumented program code while holding it (clock
+**   calibration runs the runtime's own probe on a scratch tree: allowed).
+** - Lock order: os_lock, then the loader's locks (dl_iterate_phdr inside a
+**   dump or the dlclose wrapper). Never wait for os_lock while holding a
+**   loader lock or another lock of the program.
+** - Not recursive: a function that runs under it says so (dump_write,
+**   calltree_pack/merge); the public API functions take it themselves.
+** - A runtime thread (for instance one that dumps on a signal) takes it like
+**   any caller of capprof_dump: through os_lock, from normal code.
+** - The exit-time dump takes it with os_lock_at_exit, which gives up (and
+**   the dump is skipped with one line on stderr) instead of waiting forever:
+**   at once if the calling thread already holds it, else after a bounded
+**   wait. */
 void os_lock(void) CP_HIDDEN;
 void os_unlock(void) CP_HIDDEN;
+/* os_lock for the exit-time dump: 0 when held, CAPPROF_EBUSY when it could
+** not be had (held by this thread, or not released within a few seconds). */
+int os_lock_at_exit(void) CP_HIDDEN;
 
 /* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
 ** handlers. Called once from runtime_init. */
 void os_process_init(void) CP_HIDDEN;
 
+/* A variable of the environment, NULL if unset or if the process is
+** privileged (os_is_privileged). */
 const char *os_getenv(const char *name) CP_HIDDEN;
+/* 1 when the process runs with more privilege than its caller (setuid,
+** setgid, file capabilities: AT_SECURE), else 0. */
+int os_is_privileged(void) CP_HIDDEN;
 
 /* API interception back end (src/posix/plt.c, src/win/iat.c): see above.
 ** os_on_alt_stack: sp lies on a signal stack the thread switched to. */
@@ -435,6 +566,9 @@ int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off) CP_HIDD
 int os_file_close(os_file f) CP_HIDDEN;
 int os_file_publish(const char *tmp, const char *path) CP_HIDDEN;
 void os_file_remove(const char *path) CP_HIDDEN;
+/* n unpredictable bytes into buf: 0, or an error when the bytes are only
+** weakly mixed (the caller then mixes in its own). */
+int os_random(void *buf, size_t n) CP_HIDDEN;
 int os_is_directory(const char *path) CP_HIDDEN;
 /* Local time of a realtime ns value as YYYYmmdd-HHMMSS. */
 void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;
@@ -464,27 +598,44 @@ CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t n
   CP_BARRIER();
   f[1].node = node;
   f[1].sp = sp;
-  f[1].start = start;
+  f[1].tstart = start;
+}
+
+/* The lookup table's first slot for (parent, key); calltree_lookup probes on
+** from there. */
+CP_INLINE uint32_t calltree_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  uint64_t h = (key | CP_KEY_THROTTLED) * UINT64_C(0x9E3779B97F4A7C15) ^
+               (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32) & t->mask;
 }
 
 /* Entry of an instrumented call. Cost when the callee was called from the
 ** same caller before: one clock read, ~6 loads and 6 stores (one cache line
-** of frame), 4 predictable branches; no lock, no allocation, no shared write. */
-CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
+** of frame), 4 predictable branches; no lock, no allocation, no shared write.
+** slow_since: the clock when the caller's slow path began (its fast path
+** failed), or 0. Whatever runs from then, or from the first slow step here,
+** to the frame's start is added to t->debt: a second clock read, on slow
+** paths only. */
+CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                            uint64_t slow_since)
 {
   struct cp_frame *f = t->top;
   /* Frames below our stack pointer are dead (longjmp, exceptions). Equal is
   ** not dead: GCC instruments inlined functions, whose hooks run in the
   ** frame of the function they are inlined into. */
   if (CP_UNLIKELY(f->sp < sp)) {
-    f = calltree_unwind(t, sp, cp_now());
+    if (!slow_since) slow_since = cp_now();
+    f = calltree_unwind(t, sp, slow_since - t->debt);
   }
   if (CP_UNLIKELY(f + 1 >= t->commit_end)) {
+    if (!slow_since) slow_since = cp_now();
     if (!(f = calltree_grow(t))) return;
   }
   struct cp_node *parent = &t->nodes[f->node];
   uint32_t c = parent->hot;
   if (CP_UNLIKELY(t->nodes[c].key != key)) {
+    if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
     /* Throttled (throttle.c): count only. Synthetic keys have the bit set
@@ -494,7 +645,12 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
       return;
     }
   }
-  calltree_push(t, f, c, sp, cp_now());
+  uint64_t now = cp_now();
+  if (slow_since) {
+    t->slow_calls++;
+    if (now > slow_since) t->debt += now - slow_since;
+  }
+  calltree_push(t, f, c, sp, now - t->debt);
 }
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key
@@ -508,7 +664,7 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
 CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
                            int check_key)
 {
-  uint64_t now = cp_now_exit();
+  uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   struct cp_node *n = &t->nodes[f->node];
   if (check_key ? n->key != key : f->sp < sp) {
@@ -522,7 +678,7 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
     calltree_exit_mismatch(t, key, sp, now);
     return;
   }
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - f->tstart);
   t->top = f - 1;
 }
 
@@ -537,14 +693,24 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
+  if (CP_UNLIKELY(nodes[c].key != key)) {
+    /* Not the hot child: a caller that calls several functions in turn (an
+    ** interpreter loop) misses it most of the time. The first slot of the
+    ** lookup table usually holds the node; only if it does not is the full
+    ** path taken, whose time the thread clock leaves out (cp_tnow). The
+    ** cost of this probe (~3 ns: a hash, two loads) stays in the caller. */
+    c = t->table[calltree_slot(t, f->node, key)];
+    if (c == 0 || nodes[c].key != key || nodes[c].parent != f->node) return 0;
+    nodes[f->node].hot = c;
+  }
   if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
-                  (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
   /* The clock is read before the frame is written, not after: the stores
   ** then retire under rdtsc's latency (-1.5 ns per call, bench/run.sh);
   ** they are counted in the callee's time, which calibration subtracts. */
   uint64_t now = cp_fast_enter_clock(mode);
-  calltree_push(t, f, c, sp, now);
+  calltree_push(t, f, c, sp, now - t->debt);
   return 1;
 }
 
@@ -562,7 +728,7 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   (void)sp;
   if (CP_UNLIKELY((n->key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
     calltree_throttle_due(t, f->node);

@@ -36,6 +36,8 @@ struct cpd_thread {
   uint64_t lost_calls;              /* calls past the node cap or depth */
   uint32_t node_count;              /* >= 1; node 0 is the root */
   uint32_t open_calls;              /* calls still running at dump time */
+  uint64_t hidden_ticks;            /* CALIBRATION: slow paths' time, left out; 0 if absent */
+  uint64_t slow_calls;              /* CALIBRATION: entries that took the slow path */
   char *name;
   struct cpd_node *nodes;
 };
@@ -53,6 +55,14 @@ struct cpd_throttled {
   uint32_t node;                    /* index in that thread's nodes */
   uint64_t ticks;                   /* since the start (CLOCK's ticks) */
   uint64_t timed;                   /* calls its incl, min, max cover */
+};
+
+/* A THREADS record that holds several ended threads (THREAD_MERGES). */
+struct cpd_merge {
+  uint32_t thread;                  /* index in threads */
+  uint32_t kind;                    /* CPD_MERGE_* */
+  uint64_t threads;                 /* ended threads merged into it */
+  uint64_t start_key;               /* their first call's key, 0 if mixed */
 };
 
 /* An intercepted library function (API section): key CPD_KEY_API | id. */
@@ -106,6 +116,9 @@ struct cpd_dump {
   uint32_t hooks;                   /* CPD_HOOKS_* that fired; 0: unknown */
   uint32_t nthrottled;              /* records, at most one per node */
   struct cpd_throttled *throttled;
+  uint32_t nmerges;                 /* merge groups among threads */
+  struct cpd_merge *merges;
+  uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */
   uint32_t napis;                   /* API ids; absent section: 0 */
   struct cpd_api *apis;             /* indexed by id */
   struct cpd_intercept intercept;
@@ -131,6 +144,15 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
 /* The calls whose time node `node` of thread `th` holds: its calls, or
 ** fewer when it was throttled. */
 uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node);
+/* The merge record of thread index thread, or NULL for one thread's record. */
+const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
+/* a + b, or UINT64_MAX when it would not fit: counts summed over several
+** dumps saturate instead of wrapping (one dump's total is checked on load). */
+static inline uint64_t cpd_sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
 const char *cpd_intercept_status_text(uint32_t status);
 const char *cpd_skip_reason_text(uint32_t reason);

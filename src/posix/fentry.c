@@ -60,29 +60,46 @@ int posix_fentry_enter(uintptr_t key, uintptr_t slot)
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
-  if (CP_UNLIKELY((f->sp <= sp) | (f + 1 >= t->commit_end) | (nodes[c].key != key) |
-                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS))) {
-    if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
-      nodes[c].calls++;
-      return CODE_DONE;
+  if (CP_UNLIKELY(nodes[c].key != key)) {
+    /* Not the hot child: the lookup table's first slot usually holds it
+    ** (as in cp_hot_enter_try); a throttled callee is counted only. */
+    uint32_t s = t->table[calltree_slot(t, f->node, key)];
+    if (s != 0 && nodes[s].parent == f->node) {
+      if (nodes[s].key == key) {
+        nodes[f->node].hot = c = s;
+      } else if (nodes[s].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
+        nodes[f->node].hot = s;
+        nodes[s].calls++;
+        return CODE_DONE;
+      }
     }
-    return CODE_FULL;
+    if (nodes[c].key != key) {
+      if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
+        nodes[c].calls++;
+        return CODE_DONE;
+      }
+      return CODE_FULL;
+    }
   }
-  calltree_push(t, f, c, sp, cp_fast_enter_clock(mode));
+  if (CP_UNLIKELY((f->sp <= sp) | (f + 1 >= t->commit_end) |
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+    return CODE_FULL;
+  calltree_push(t, f, c, sp, cp_fast_enter_clock(mode) - t->debt);
   return CODE_DONE;
 }
 
 void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
 {
   (void)code;
+  uint64_t since = cp_now();             /* this path's time goes to t->debt */
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_FENTRY)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_FENTRY, __ATOMIC_RELAXED);
-  if (t->top->sp <= sp) calltree_unwind(t, sp + 1, cp_now());
-  cp_hot_enter(t, (uint64_t)key, sp);
+  if (t->top->sp <= sp) calltree_unwind(t, sp + 1, since - t->debt);
+  cp_hot_enter(t, (uint64_t)key, sp, since);
 }
 
 /* Fast return: the top frame is this call's (own sp, not a zone). Cost: one
@@ -102,7 +119,7 @@ uint32_t posix_fentry_exit(uintptr_t slot)
   if (CP_UNLIKELY((f->sp != sp) | CPD_KEY_IS_ZONE(n->key) |
                   (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return CODE_FULL;
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
     return CODE_THROTTLE + f->node;
@@ -119,7 +136,7 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
     return;
   }
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  uint64_t now = cp_now_exit();
+  uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   if (f->sp < sp) f = calltree_unwind(t, sp, now);   /* left by longjmp, exceptions */
   if (f > t->frames && f->sp == sp && cp_frame_is_zone(t, f)) {
@@ -128,7 +145,7 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
   }
   if (f == t->frames || f->sp != sp) return;         /* entry not recorded */
   struct cp_node *n = &t->nodes[f->node];
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - f->tstart);
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) calltree_throttle_due(t, f->node);
 }

@@ -188,7 +188,7 @@ void *tramp_exit_fast(struct cp_thread *t, uintptr_t *after)
   if (CP_UNLIKELY((n->key != (CPD_KEY_API | e->id)) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return NULL;
   uint64_t now = cp_fast_enter_clock(mode);
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - t->debt - f->tstart);    /* the thread clock */
   t->top = f - 1;
   r->top = e - 1;
   return (void *)orig;

@@ -581,14 +581,14 @@ size_t iat_enter(struct iat_stub *s, uintptr_t slot)
   uintptr_t sp = slot - 8;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp <= sp)) {
-    uint64_t now = cp_now();
+    uint64_t now = cp_tnow(t);
     f = calltree_unwind(t, sp, now);
     while (f > t->frames && f->sp == sp && CPD_KEY_IS_API(t->nodes[f->node].key)) {
-      calltree_charge(&t->nodes[f->node], now - f->start);
+      calltree_charge(&t->nodes[f->node], now - f->tstart);
       t->top = --f;
     }
   }
-  cp_hot_enter(t, CPD_KEY_API | s->id, sp);
+  cp_hot_enter(t, CPD_KEY_API | s->id, sp, 0);
   return n;
 }
 

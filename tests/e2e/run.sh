@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD SRC CC static|shared NAME [MODE] -- build tests/e2e/NAME.c (or
+# run.sh BUILD SRC CC static|shared|fullstatic NAME [MODE] -- build tests/e2e/NAME.c (or
 # .cpp) with CC and its function hooks (and CAPPROF_ENABLED, for zones), link
 # it with libcapprof, run it, and check its dump against NAME.expect (or
 # NAME.MODE.expect when there is one; NAME.expect.gen when the program wrote
@@ -33,25 +33,30 @@ srcfile=$e2e/$name.c
 if [ -f "$e2e/$name.cpp" ]; then compiler=$cxx srcfile=$e2e/$name.cpp; fi
 # A program that says "e2e: no hooks" is built without them (zones only).
 if grep -q 'e2e: no hooks' "$srcfile"; then hooks= ldhooks=; fi
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build's flags
 extra=$(sed -n 's/.*e2e: cflags \([^*]*\).*/\1/p' "$srcfile" | head -n 1)
 expect=$e2e/$name.expect
 if [ -n "$mode" ] && [ -f "$e2e/$name.${mode%-nopie}.expect" ]; then expect=$e2e/$name.${mode%-nopie}.expect; fi
+# a variant for one compiler and link (of its -finstrument-functions hooks)
+[ -z "$mode" ] && [ -f "$e2e/$name.$(basename "$cc").$link.expect" ] && expect=$e2e/$name.$(basename "$cc").$link.expect
 [ -z "${E2E_EXPECT:-}" ] || expect=$e2e/$E2E_EXPECT
 objs=
 # shellcheck disable=SC2086
-"$compiler" -O1 $extra $pie -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
+"$compiler" $san -O1 $extra $pie -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
 objs=main.o
 if [ -f "$e2e/${name}_noinstr.c" ]; then
   # shellcheck disable=SC2086
-  "$cc" -O1 -g $pie -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
+  "$cc" $san -O1 -g $pie -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
   objs="$objs noinstr.o"
 fi
 if [ -f "$e2e/${name}_lib.c" ]; then      # an instrumented library it dlopens
-  "$cc" -O1 -g -fPIC -shared -I"$src/include" -I"$e2e" $hooks "$e2e/${name}_lib.c" \
+  "$cc" $san -O1 -g -fPIC -shared -I"$src/include" -I"$e2e" $hooks "$e2e/${name}_lib.c" \
     -o "lib${name}_lib.so"
 fi
 if [ "$link" = shared ]; then
   lib="-L$build -lcapprof -Wl,-rpath,$build"
+elif [ "$link" = fullstatic ]; then      # static libc too: no dlsym behind us
+  lib="-static $build/libcapprof.a"
 else
   lib="$build/libcapprof.a"
   # glibc defines __fentry__ (gprof's) but not __return__: without this an
@@ -60,10 +65,12 @@ else
   [ -z "$mode" ] || lib="$lib -Wl,--export-dynamic-symbol=__return__"
 fi
 # shellcheck disable=SC2086
-"$compiler" $ldhooks -o prog $objs $lib -lpthread -ldl
+"$compiler" $san $ldhooks -o prog $objs $lib -lpthread -ldl
 
 status=0
-E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
+vars=$(cat "$e2e/$name.env" 2>/dev/null || true)    # NAME.env: VAR=value ... for the run
+# shellcheck disable=SC2086
+env $vars E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
 pid=$!
 wait $pid || status=$?
 if [ $status -ne 0 ]; then
