@@ -36,9 +36,9 @@ if grep -q 'e2e: no hooks' "$srcfile"; then hooks= ldhooks=; fi
 san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build's flags
 extra=$(sed -n 's/.*e2e: cflags \([^*]*\).*/\1/p' "$srcfile" | head -n 1)
 expect=$e2e/$name.expect
+# a variant for one compiler and link, then one for the hook mode
+if [ -f "$e2e/$name.$(basename "$cc").$link.expect" ]; then expect=$e2e/$name.$(basename "$cc").$link.expect; fi
 if [ -n "$mode" ] && [ -f "$e2e/$name.${mode%-nopie}.expect" ]; then expect=$e2e/$name.${mode%-nopie}.expect; fi
-# a variant for one compiler and link (of its -finstrument-functions hooks)
-[ -z "$mode" ] && [ -f "$e2e/$name.$(basename "$cc").$link.expect" ] && expect=$e2e/$name.$(basename "$cc").$link.expect
 [ -z "${E2E_EXPECT:-}" ] || expect=$e2e/$E2E_EXPECT
 objs=
 # shellcheck disable=SC2086
