@@ -395,6 +395,7 @@ struct intercept_summary {
 };
 void intercept_start(void) CP_HIDDEN;                 /* runtime_init */
 int intercept_selects(const char *library) CP_HIDDEN; /* by CAPPROF_API */
+void intercept_set_spec(const char *spec) CP_HIDDEN;  /* intercept_start, tests */
 uint32_t intercept_unsafe(const char *symbol) CP_HIDDEN; /* CPD_SKIP_* or 0 */
 /* The id of (library, symbol), added if new; UINT32_MAX when full. */
 uint32_t intercept_register(const char *library, const char *symbol) CP_HIDDEN;
