@@ -238,9 +238,8 @@ def test_diff(b):
         b.wait_for("window.capprof.zoomName() === 'sort'", 5)
         crumb = b.eval("document.querySelector('#crumbs .here').textContent")
         check(crumb == "sort", "diff: clicking sort zooms to it (%r)" % crumb)
-    # (partition is inlined into sort in the recommended modes: sort itself)
-    res = search(b, "sort")
-    check(res.startswith("1 function in"), "diff: search finds sort (%r)" % res)
+    res = search(b, "partition")
+    check(res.startswith("1 function in"), "diff: search finds partition (%r)" % res)
 
 
 def test_markup(b):
