@@ -300,6 +300,14 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
     if (i) putc(',', f);
     jdec(f, fn[i]->t.excl);
   }
+  /* Throttled functions (CAPPROF_THROTTLE): paths throttled, calls timed. */
+  fputs(n ? ",0],\n\"throttled\":[" : "0],\n\"throttled\":[", f);
+  for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->throttled);
+  fputs(n ? ",0],\n\"timed\":[" : "0],\n\"timed\":[", f);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) putc(',', f);
+    jint(f, (double)fn[i]->timed);
+  }
   fputs(n ? ",0],\n\"incl_all\":[" : "0],\n\"incl_all\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
@@ -410,8 +418,8 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 1: jdec(f, fn->t.excl); break;
       case 2: jdec(f, fn->t.incl); break;
       case 3: jint(f, (double)fn->calls); break;
-      case 4: jdec(f, prof_per_call(fn->t.excl, fn->calls)); break;
-      case 5: jdec(f, prof_per_call(fn->incl_all, fn->calls)); break;
+      case 4: jdec(f, prof_per_call(fn->t.excl, fn->timed)); break;     /* timed calls: */
+      case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
       case 6: jdec(f, fn->t.min); break;
       default: jdec(f, fn->t.max); break;
       }
@@ -425,10 +433,10 @@ static int write_flat(FILE *f, const struct profile *p, double total)
     if (!report_row(fn)) continue;
     unsigned m = (prof_unreliable(fn->t.excl, fn->t.excl_raw) ? 1u : 0u) |
                  (prof_unreliable(fn->t.incl, fn->t.incl_raw) ? 2u : 0u) |
-                 (prof_unreliable(prof_per_call(fn->t.excl, fn->calls),
-                                  prof_per_call(fn->t.excl_raw, fn->calls)) ? 4u : 0u) |
-                 (prof_unreliable(prof_per_call(fn->incl_all, fn->calls),
-                                  prof_per_call(fn->incl_all_raw, fn->calls)) ? 8u : 0u);
+                 (prof_unreliable(prof_per_call(fn->t.excl, fn->timed),
+                                  prof_per_call(fn->t.excl_raw, fn->timed)) ? 4u : 0u) |
+                 (prof_unreliable(prof_per_call(fn->incl_all, fn->timed),
+                                  prof_per_call(fn->incl_all_raw, fn->timed)) ? 8u : 0u);
     fprintf(f, "%s%u", first ? "" : ",", m);
     first = 0;
   }
@@ -731,6 +739,20 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
     const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
     marked = !(ord[j] & OTHER_BIT) && (prof_unreliable(x->t.incl, x->t.incl_raw) ||
                                       prof_unreliable(x->t.excl, x->t.excl_raw));
+  }
+  /* Calls the times cover, when throttling left some untimed (per-call
+  ** figures divide by them, as 'tree' does). */
+  int throttled = 0;
+  for (uint32_t j = 0; j < m && !throttled; j++)
+    throttled = !(ord[j] & OTHER_BIT) && nd[ord[j]].timed != nd[ord[j]].calls;
+  if (throttled) {
+    fputs(",\n\"tm\":[", f);
+    for (uint32_t j = 0; j < m; j++) {
+      const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
+      out_num(ob, j, ord[j] & OTHER_BIT ? v[(size_t)j * 6 + 2] : (double)x->timed);
+    }
+    out_flush(ob);
+    putc(']', f);
   }
   if (marked) {
     fputs(",\n\"u\":[", f);

@@ -189,9 +189,9 @@ def test_report(b):
     res = search(b, "parse_")
     check(res.startswith("3 functions in") and "match" in res,
           "search 'parse_' finds parse_expr, parse_term, parse_primary (%r)" % res)
-    res = search(b, "partition")
+    res = search(b, "sort")
     check(res.startswith("1 function in") and b.eval(PIXELS)["magenta"] > 0,
-          "search 'partition' highlights its paths (%r)" % res)
+          "search 'sort' highlights its paths (%r)" % res)
     b.screenshot(os.path.join(W, "report-search.png"))
 
 
@@ -239,8 +239,8 @@ def test_diff(b):
         b.wait_for("window.capprof.zoomName() === 'sort'", 5)
         crumb = b.eval("document.querySelector('#crumbs .here').textContent")
         check(crumb == "sort", "diff: clicking sort zooms to it (%r)" % crumb)
-    res = search(b, "partition")
-    check(res.startswith("1 function in"), "diff: search finds partition (%r)" % res)
+    res = search(b, "sort")
+    check(res.startswith("1 function in"), "diff: search finds sort (%r)" % res)
 
 
 def test_markup(b):

@@ -101,6 +101,7 @@
   }
 
   function funcCell(td, f, extra) {
+    if (!extra && F.throttled && F.throttled[f]) extra = '[throttled]';
     td.appendChild(document.createTextNode(fname(f)));
     var loc = floc(f);
     if (loc) td.appendChild(el('span', 'loc', '  (' + loc + ')'));
@@ -360,6 +361,10 @@
       var c = T.c[n];
       var u = T.u ? T.u[n] : 0, ti = u & 1 ? '~' : '', ts = u & 2 ? '~' : '';
       if (n) tipRow(tb, 'calls', fmtCount(c));
+      if (T.tm && T.tm[n] !== c) {        /* throttled: the times cover the timed calls */
+        tipRow(tb, 'timed calls [throttled]', fmtCount(T.tm[n]));
+        c = T.tm[n];
+      }
       tipRow(tb, 'incl (inclusive)', ti + fmtNs(T.t[n]));
       tipRow(tb, 'self (exclusive)', ts + fmtNs(T.excl[n]));
       if (n) {
