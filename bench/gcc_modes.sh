@@ -52,7 +52,7 @@ for ((i = 0; i < n; i++)); do
   link=$lib
   [ -n "$flags" ] || link=
   # shellcheck disable=SC2086
-  $cxx -O2 -g $inc $flags -o "$tmp/v$i" "$here/stl.cpp" $link
+  $cxx -std=c++17 -O2 -g $inc $flags -o "$tmp/v$i" "$here/stl.cpp" $link
 done
 
 declare -A best calls
