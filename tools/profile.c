@@ -518,7 +518,9 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
         keys[v] = c->key;
         if (map_put(&fn, slot, c->key, v) != 0) ok = 0;
       }
-      calls[v] += (double)c->calls;
+      /* A throttled node's incl covers only its timed calls: the average
+      ** must divide by those, or the bound comes out far too low. */
+      calls[v] += (double)cpd_timed_calls(d, k, i);
       incl[v] += (double)c->incl;
     }
   }

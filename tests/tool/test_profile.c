@@ -106,6 +106,22 @@ static void probe_scaled_by_leaves(void **state)
   assert_true(p->dumps[0].probe_scale == 1.0 && p->dumps[0].inner_ns == 10.0);
   prof_free(p);
 
+  /* A throttled leaf: its incl covers its 2000 timed calls, not all its
+  ** 200000 calls; dividing by all gave a bound of 0.12 ns and a scale of
+  ** 0.012 (Lua built in GCC's fentry mode showed x0.04). */
+  setup_dump(&f, leaves, 6);
+  f.nodes[4].calls = 200000;
+  f.nodes[4].flags = CPD_NODE_THROTTLED;
+  struct cpd_throttled thr = { 0, 4, 1000, 2000 };
+  f.d.throttle_calls = 1000;
+  f.d.throttle_ns = 20;
+  f.d.nthrottled = 1;
+  f.d.throttled = &thr;
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  assert_true(p->dumps[0].probe_scale > 1.199 && p->dumps[0].probe_scale < 1.201);
+  prof_free(p);
+
   /* Fewer than 1000 calls: no bound either. */
   setup_dump(&f, leaves, 6);
   for (int i = 2; i < 6; i++) f.nodes[i].calls = 999;
