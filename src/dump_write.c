@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sample.h"
 
-#define MAX_SECTIONS 8
+#define MAX_SECTIONS 16
 
 struct writer {
   os_file f;
@@ -70,6 +71,17 @@ static void w_cstr(struct writer *w, const char *s)
 }
 
 static uint64_t sec_begin(struct writer *w) { return w->off; }
+
+static void sec_end(struct writer *w, uint32_t type, uint64_t start);
+
+/* The writer for sections written by other files (sample.c). */
+struct dump_writer { struct writer w; };
+void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) { w_bytes(&w->w, p, n); }
+void dumpw_u32(struct dump_writer *w, uint32_t v) { w_u32(&w->w, v); }
+void dumpw_u64(struct dump_writer *w, uint64_t v) { w_u64(&w->w, v); }
+void dumpw_str(struct dump_writer *w, const char *s) { w_cstr(&w->w, s); }
+uint64_t dumpw_begin(struct dump_writer *w) { return sec_begin(&w->w); }
+void dumpw_end(struct dump_writer *w, uint32_t type, uint64_t start) { sec_end(&w->w, type, start); }
 
 static void sec_end(struct writer *w, uint32_t type, uint64_t start)
 {
@@ -301,6 +313,18 @@ static void write_threads(struct writer *w)
   sec_end(w, CPD_SEC_STRINGS, s);
 
   write_zone_issues(w, rows, nthreads, nnames);
+
+  /* Sampling sections refer to threads and nodes by the counts written. */
+  size_t cbytes = (nthreads + 1) * sizeof(uint32_t);
+  cbytes = (cbytes + os_page_size() - 1) / os_page_size() * os_page_size();
+  uint32_t *counts = os_reserve(cbytes);
+  if (counts && os_commit(counts, cbytes) == 0) {
+    for (i = 0; i < nthreads; i++) counts[i] = rows[i].count;
+    sample_write_sections((struct dump_writer *)(void *)w, counts, nthreads);
+  } else {
+    w->err = CAPPROF_ENOMEM;
+  }
+  os_release(counts, cbytes);
   os_release(rows, rbytes);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sample.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
 
@@ -101,6 +102,7 @@ void runtime_init(void)
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe();
+    sample_init_from_env();
   }
   os_restore_errors(e);
 }
@@ -187,6 +189,7 @@ void runtime_fork_child(void)
     self->lost_frames = 0;
     calltree_rebase(self, cp_now());
   }
+  sample_fork_child();
   os_unlock();                 /* runtime_fork_prepare took it in this thread */
 }
 
@@ -293,6 +296,7 @@ void runtime_atexit(void)
 {
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
+  sample_finish();                         /* no sample lands during the dump */
   os_lock();
   if (!cp_g.finished) {
     cp_g.finished = 1;

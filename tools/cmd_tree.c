@@ -19,6 +19,11 @@ static const char usage[] =
   "The call tree of each thread: one line per call path, children sorted by\n"
   "inclusive time. Times have the probe overhead subtracted unless --raw.\n"
   "\n"
+  "When the dump has samples (CAPPROF_SAMPLE), each path also shows its\n"
+  "samples and CPU time (samples x interval, inclusive) and the CPU time's\n"
+  "share of the elapsed inclusive time. A thread without hooks shows the call\n"
+  "tree of its sampled stacks instead, with CPU times from samples.\n"
+  "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
   "  -t, --thread=TID|NAME  only the threads with this id or name\n"
   "  -d, --depth=N        show N levels of calls (default: all)\n"
@@ -28,7 +33,7 @@ static const char usage[] =
   "  -r, --raw            uncompensated times\n"
   "  -h, --help           this text\n";
 
-struct opts { double depth, prune; int raw, sort, location; };
+struct opts { double depth, prune; int raw, sort, location, samples; };
 
 static const struct profile *sort_prof;
 static const struct prof_node *sort_nodes;
@@ -67,8 +72,15 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
          paths, o->raw ? " (raw times)" : "");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
-  printf("%12s %10s %10s %10s %10s %10s %6s  %s\n", "calls", "inclusive", "exclusive", "average",
-         "min", "max", "%", "function");
+  if (t->sampled) {
+    printf("  sampled call tree (no hooks in this thread): times are CPU time from samples\n");
+    printf("%12s %10s %10s %6s  %s\n", "samples", "cpu total", "cpu self", "%", "function");
+  } else {
+    printf("%12s %10s %10s %10s %10s %10s %6s", "calls", "inclusive", "exclusive", "average",
+           "min", "max", "%");
+    if (o->samples) printf(" %9s %10s %9s", "samples", "cpu", "cpu/incl");
+    printf("  function\n");
+  }
 
   /* Depth-first with an explicit stack of (node, depth); children are
   ** pushed in reverse so the largest is printed first. */
@@ -89,12 +101,21 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       double incl = o->raw ? n->t.incl_raw : n->t.incl;
       double excl = o->raw ? n->t.excl_raw : n->t.excl;
       const struct prof_func *fn = &p->funcs[n->func];
-      printf("%12s %10s %10s %10s %10s %10s %6s  ", fmt_count(n->calls, a, sizeof a),
-             fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-             fmt_ns(n->calls ? incl / (double)n->calls : 0, d, sizeof d),
-             fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
-             fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
-             fmt_pct(incl, total, g, sizeof g));
+      if (t->sampled) {
+        printf("%12s %10s %10s %6s  ", fmt_count(n->s.incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
+               fmt_ns(excl, c, sizeof c), fmt_pct(incl, total, g, sizeof g));
+      } else {
+        printf("%12s %10s %10s %10s %10s %10s %6s", fmt_count(n->calls, a, sizeof a),
+               fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
+               fmt_ns(n->calls ? incl / (double)n->calls : 0, d, sizeof d),
+               fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
+               fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
+               fmt_pct(incl, total, g, sizeof g));
+        if (o->samples)
+          printf(" %9s %10s %9s", fmt_count(n->s.incl, a, sizeof a),
+                 fmt_ns(n->s.cpu_incl, b, sizeof b), fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
+        fputs("  ", stdout);
+      }
       static const char indent[] = "                                        "
                                    "                                        ";
       uint32_t dep = depth[i] - 1;
@@ -154,7 +175,7 @@ int cmd_tree(int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  struct opts o = { -1, 0, 0, 0, 0 };
+  struct opts o = { -1, 0, 0, 0, 0, 0 };
   int merge = 0, c;
   const char *thread = NULL;
   opterr = 0;
@@ -179,6 +200,12 @@ int cmd_tree(int argc, char **argv)
   if (optind >= argc) return 1 + tool_error("tree: no dump given (usage: capprof tree DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  o.samples = p->node_samples > 0;
+  if (o.samples) {
+    for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
+    printf("samples, cpu: samples taken in the path or below it, and the CPU time they stand\n"
+           "for (samples x interval); cpu/incl: that CPU time's share of the inclusive time.\n\n");
+  }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;
   if (!sel) { prof_free(p); return tool_error("out of memory"); }

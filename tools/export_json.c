@@ -65,8 +65,25 @@ static void times(FILE *f, uint64_t calls, const struct prof_times *t)
   num(f, ",\"max_ns_raw\":", t->max_raw);
 }
 
+/* Samples charged to a function or node (docs/tool.md): "samples" and
+** "cpu_ns" count it and everything below it, "self_samples" and
+** "cpu_self_ns" itself only. Written when the profile has samples. */
+static void samples(FILE *f, const struct prof_samples *s)
+{
+  char buf[32];
+  fmt_u64(s->incl, buf, sizeof buf);
+  fputs(",\"samples\":", f);
+  fputs(buf, f);
+  fmt_u64(s->self, buf, sizeof buf);
+  fputs(",\"self_samples\":", f);
+  fputs(buf, f);
+  num(f, ",\"cpu_ns\":", s->cpu_incl);
+  num(f, ",\"cpu_self_ns\":", s->cpu_self);
+}
+
 static int write_json(FILE *f, const struct profile *p)
 {
+  int with_samples = p->node_samples || p->pc_samples;
   fprintf(f, "{\"format\":\"capprof\",\"version\":1,\n\"dumps\":[");
   for (uint32_t i = 0; i < p->ndumps; i++) {
     const struct prof_dump *pd = &p->dumps[i];
@@ -74,7 +91,21 @@ static int write_json(FILE *f, const struct profile *p)
     json_string(f, pd->d->path);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"exe\":", pd->d->pid);
     json_string(f, pd->d->exe);
-    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f}", pd->inner_ns, pd->outer_ns);
+    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f", pd->inner_ns, pd->outer_ns);
+    if (pd->sampling) {
+      const struct cpd_sample_session *ss = pd->sampling;
+      fprintf(f, ",\"sampling\":{\"source\":");
+      json_string(f, cpd_source_name(ss->source));
+      fprintf(f, ",\"interval\":%" PRIu64 ",\"unit\":\"%s\",\"samples\":%" PRIu64
+              ",\"walked\":%" PRIu64 ",\"failed\":%s,\"method\":", ss->interval,
+              ss->unit == CPD_SS_UNIT_NS ? "ns" : "events", ss->samples, ss->walked,
+              ss->flags & CPD_SS_F_FAILED ? "true" : "false");
+      json_string(f, ss->method_text);
+      fprintf(f, ",\"note\":");
+      json_string(f, ss->note);
+      putc('}', f);
+    }
+    putc('}', f);
   }
   fprintf(f, "],\n\"functions\":[");
   int first = 1;
@@ -91,6 +122,14 @@ static int write_json(FILE *f, const struct profile *p)
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
     times(f, fn->calls, &fn->t);
+    if (with_samples) {
+      samples(f, &fn->s);
+      char buf[32];
+      fmt_u64(fn->pc.self, buf, sizeof buf);
+      fprintf(f, ",\"pc_samples\":%s", buf);
+      fmt_u64(fn->pc.incl, buf, sizeof buf);
+      fprintf(f, ",\"pc_total_samples\":%s", buf);
+    }
     putc('}', f);
   }
   fprintf(f, "],\n\"threads\":[");
@@ -98,8 +137,10 @@ static int write_json(FILE *f, const struct profile *p)
     const struct prof_thread *t = &p->threads[k];
     fprintf(f, "%s\n{\"tid\":%" PRIu64 ",\"name\":", k ? "," : "", t->tid);
     json_string(f, t->name);
-    fprintf(f, ",\"dump\":%d,\"incl_ns\":%.0f,\"incl_ns_raw\":%.0f,\"nodes\":[", t->dump,
+    fprintf(f, ",\"dump\":%d,\"incl_ns\":%.0f,\"incl_ns_raw\":%.0f,", t->dump,
             t->nodes[0].t.incl, t->nodes[0].t.incl_raw);
+    if (with_samples) fprintf(f, "\"sampled\":%s,", t->sampled ? "true" : "false");
+    fprintf(f, "\"nodes\":[");
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *n = &t->nodes[i];
       const struct prof_func *fn = &p->funcs[n->func];
@@ -112,6 +153,7 @@ static int write_json(FILE *f, const struct profile *p)
       json_string(f, fn->module);
       putc(',', f);
       times(f, n->calls, &n->t);
+      if (with_samples) samples(f, &n->s);
       putc('}', f);
     }
     fprintf(f, "]}");

@@ -27,6 +27,15 @@ struct prof_times {
   double incl_raw, excl_raw, min_raw, max_raw;
 };
 
+/* Samples (docs/tool.md, "Samples"): how many samples were charged to a node
+** or function, and the CPU time they stand for (samples x interval, time
+** sources only; 0 for event counters). self: in the node or function itself;
+** incl: in it or below it. */
+struct prof_samples {
+  uint64_t self, incl;
+  double cpu_self, cpu_incl;   /* ns */
+};
+
 struct prof_func {
   char *name;              /* demangled function, zone or synthetic name */
   char *module;            /* module base name, "" if none */
@@ -40,6 +49,9 @@ struct prof_func {
   ** counted twice; exclusive, calls, min and max count every activation. */
   uint64_t calls;
   struct prof_times t;
+  struct prof_samples s;   /* charged to its call-tree nodes (prof_flat) */
+  struct prof_samples pc;  /* its program counters: self, and on the sampled
+                           ** stack (incl); summed as dumps are added */
 };
 
 struct prof_node {
@@ -50,6 +62,7 @@ struct prof_node {
   uint64_t calls;
   uint64_t desc_calls;     /* calls in the subtree below this node */
   struct prof_times t;
+  struct prof_samples s;
 };
 
 struct prof_thread {
@@ -60,12 +73,16 @@ struct prof_thread {
   uint32_t open_calls;
   uint32_t nnodes, cap;
   struct prof_node *nodes; /* node 0 is the root; its incl is the total */
+  int sampled;             /* built from sampled stacks (no hooks): times are
+                           ** CPU time from samples, calls are 0 */
 };
 
 struct prof_dump {
   struct cpd_dump *d;      /* owned */
   double inner_ns, outer_ns;              /* probe costs per call */
   uint64_t calls;          /* all calls in the dump */
+  const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
+  double sample_ns;        /* CPU ns one sample stands for (0: event source) */
 };
 
 struct profile {
@@ -77,6 +94,10 @@ struct profile {
   struct prof_func *funcs;
   uint32_t *fhash;         /* open addressing over funcs, size fmask + 1 */
   uint32_t fmask;
+  uint64_t node_samples;   /* samples charged to call-tree nodes, all dumps */
+  uint64_t pc_samples;     /* samples with a program counter, all dumps */
+  double pc_cpu;           /* their CPU time, ns */
+  int has_sampled_threads; /* some thread's tree comes from sampled stacks */
 };
 
 /* A new empty profile, or NULL when out of memory. Not thread-safe. */
@@ -110,6 +131,10 @@ void prof_flat(struct profile *p);
 
 /* The function index for (name, module), or PROF_NONE if absent. */
 uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
+
+/* A dump's sampling session and the CPU time one sample stands for; both
+** NULL/0 when the dump has no process-wide sampling. */
+double prof_sample_ns(const struct cpd_dump *d);
 
 /* The first function whose name equals name, or else contains it; PROF_NONE. */
 uint32_t prof_find_func(const struct profile *p, const char *name);

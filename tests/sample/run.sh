@@ -1,0 +1,72 @@
+#!/bin/sh
+# run.sh BUILD SRC CASE -- the sampling tests (tests/sample/): build a small
+# program, run it sampled, and check its dump with check.py or the tool.
+# Programs without hooks are sampled through LD_PRELOAD=libcapprof.so and
+# CAPPROF_SAMPLE, as 'capprof run --sample' does.
+set -eu
+build=$1 src=$2 case=$3
+here=$src/tests/sample
+work=$build/tests/sample-work/$case
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+capprof=$build/capprof
+plain="gcc -O2 -g -fno-omit-frame-pointer"
+preload="env LD_PRELOAD=$build/libcapprof.so CAPPROF_OUTPUT=$work/%n.%p.capprof"
+
+check() { python3 "$here/check.py" "$capprof" "$@"; }
+
+case $case in
+ratio)
+  $plain "$here/spin3.c" -o spin3
+  $preload CAPPROF_SAMPLE=time:100us ./spin3 150 > out.txt
+  check ratio spin3.*.capprof
+  ;;
+ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
+  $plain "$here/spin3.c" -o spin3
+  $preload CAPPROF_SAMPLE=time:100us CAPPROF_SAMPLE_NO_PERF=1 ./spin3 300 > out.txt
+  check ratio_timer spin3.*.capprof
+  "$capprof" info spin3.*.capprof | grep -q "fell back to the CPU-time timer"
+  ;;
+waiter_worker)      # hooks: samples charged to the call paths
+  gcc -O1 -g -finstrument-functions "$here/waiter_worker.c" "$build/libcapprof.a" \
+    -lpthread -ldl -o ww
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:1ms ./ww > out.txt
+  check waiter_worker ww.*.capprof
+  "$capprof" tree ww.*.capprof | tee tree.txt | grep -q "cpu/incl"
+  ;;
+threads8)
+  $plain "$here/threads8.c" -o threads8 -lpthread
+  $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
+  check threads8 threads8.*.capprof
+  ;;
+fork)
+  $plain "$here/forker.c" -o forker
+  $preload CAPPROF_SAMPLE=time:1ms ./forker > out.txt
+  # shellcheck disable=SC2046
+  check fork $(ls forker.*.capprof)
+  ;;
+signals)
+  $plain "$here/signals.c" -o signals -lpthread
+  $preload CAPPROF_SAMPLE=time:200us ./signals > out.txt || { cat out.txt; exit 1; }
+  cat out.txt
+  check signals signals.*.capprof
+  ;;
+hw_unavailable)     # no hardware counters here: one clear line, a dump that says so
+  $plain "$here/spin3.c" -o spin3
+  $preload CAPPROF_SAMPLE=cycles ./spin3 2 > out.txt 2> err.txt
+  cat err.txt
+  [ "$(wc -l < err.txt)" -eq 1 ] || { echo "want exactly one line on stderr"; exit 1; }
+  grep -q "sampling source 'cycles' is not available here" err.txt
+  grep -q "available sources: time task-clock cpu-clock cpu-timer" err.txt
+  if "$capprof" report --samples spin3.*.capprof > rep.txt 2>&1; then
+    echo "report --samples should fail on a dump whose sampling did not run"; exit 1
+  fi
+  cat rep.txt
+  grep -q "sampling did not run: sampling source 'cycles' is not available" rep.txt
+  ;;
+*)
+  echo "unknown case $case"; exit 2
+  ;;
+esac
+echo "ok: sample.$case"
