@@ -65,6 +65,11 @@ hw_unavailable)     # no hardware counters here: one clear line, a dump that say
   cat rep.txt
   grep -q "sampling did not run: sampling source 'cycles' is not available" rep.txt
   ;;
+selfprofile)        # examples/selfprofile.c: a profile object over its own sort
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" "$build/examples/selfprofile" --check | tee out.txt
+  "$capprof" info selfprofile.*.capprof | tee info.txt | grep -A2 "^sampling:"
+  grep -q 'profile object "insertion sort": task-clock every 100 us' info.txt
+  ;;
 *)
   echo "unknown case $case"; exit 2
   ;;
