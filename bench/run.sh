@@ -181,7 +181,7 @@ for b in "${builds[@]}"; do
       awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
                { fn = $col["function"]; sub(/^cap_/, "", fn); c = $col["calls"]
                  if (c > 0) printf "tool fn=%s self=%.1f total=%.1f\n", fn,
-                   $col["self_ns"] / c, $col["total_ns"] / c }' "$tmp/truth.csv" > "$tmp/tool1.txt"
+                   $col["self_ns"] / c, $col["incl_ns"] / c }' "$tmp/truth.csv" > "$tmp/tool1.txt"
       while read -r line; do
         fn=$(kv "$line" fn)
         t=$(grep "^truth fn=$fn " "$tmp/truth1.txt")

@@ -19,8 +19,10 @@ static const char usage_fmt[] =
   "\n"
   "%s\n"
   "FUNC is a function name as 'capprof report' prints it, or a part of one.\n"
-  "Calls and exclusive times add up over every call path; an inclusive time\n"
-  "is not counted again inside a call of the same caller->callee pair.\n"
+  "Columns: calls; incl = inclusive time, self = exclusive time (of the callee\n"
+  "in each caller->callee pair; of FUNC on its own line); incl%% = incl as a\n"
+  "share of FUNC's incl. Calls and self times add up over every call path; an\n"
+  "inclusive time is not counted again inside a call of the same pair.\n"
   "\n"
   "  -r, --raw    uncompensated times\n"
   "  -h, --help   this text\n";
@@ -143,7 +145,7 @@ int calls_main(int argc, char **argv, int callees)
 
   const struct prof_func *fn = &p->funcs[f];
   struct edge self = { fn->calls, fn->t.incl, fn->t.excl, fn->t.incl_raw, fn->t.excl_raw };
-  printf("%12s %10s %10s %7s  %s\n", "calls", "inclusive", "exclusive", "%", "function");
+  printf("%12s %10s %10s %7s  %s\n", "calls", "incl", "self", "incl%", "function");
   if (!callees) {
     for (uint32_t i = 0; i < n; i++)
       line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,

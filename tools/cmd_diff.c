@@ -19,13 +19,14 @@ static const char usage[] =
   "       capprof diff [options] BASE... -- NEW...\n"
   "\n"
   "Per-function changes from BASE to NEW (two dumps of the same program),\n"
-  "sorted by the size of the change in exclusive time (or --sort).\n"
+  "sorted by the size of the change in self (exclusive) time (or --sort);\n"
+  "incl is inclusive time.\n"
   "With '--' between two sets of dumps, each dump is one run: the diff shows\n"
   "the mean per run and its spread on each side, and says whether a change\n"
   "exceeds the run-to-run spread (real) or not (noise); that needs two runs\n"
   "or more on each side.\n"
   "\n"
-  "  -s, --sort=KEY   self (default), total or calls: the change to sort by\n"
+  "  -s, --sort=KEY   self (default), incl or calls: the change to sort by\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "  -h, --help       this text\n";
@@ -85,9 +86,9 @@ int cmd_diff(int argc, char **argv)
     switch (c) {
     case 's':
       if (!strcmp(optarg, "self")) sort_key = 0;
-      else if (!strcmp(optarg, "total")) sort_key = 1;
+      else if (!strcmp(optarg, "incl") || !strcmp(optarg, "total")) sort_key = 1;
       else if (!strcmp(optarg, "calls")) sort_key = 2;
-      else return 1 + tool_error("diff: --sort wants self, total or calls, not '%s'", optarg);
+      else return 1 + tool_error("diff: --sort wants self, incl or calls, not '%s'", optarg);
       break;
     case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
@@ -135,7 +136,7 @@ int cmd_diff(int argc, char **argv)
   qsort(rows, n, sizeof *rows, by_impact);
 
   printf("%14s %14s %8s %10s %8s %10s %8s  %s\n", "calls before", "calls after", "change",
-         "self", "change", "total", "change", "function");
+         "self", "change", "incl", "change", "function");
   char s1[32], s2[32], s3[32], s4[48], s5[32], s6[48], s7[32];
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct row *r = &rows[i];

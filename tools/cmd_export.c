@@ -15,6 +15,8 @@ static const struct exporter *const formats[] = {
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
+struct export_opts export_opts;
+
 int export_merged_tree(const struct profile *p, struct prof_thread *out)
 {
   uint32_t *all = malloc((p->nthreads + 1) * sizeof *all);
@@ -35,6 +37,8 @@ static void usage(void)
   for (size_t i = 0; i < NFORMATS; i++)
     printf("      %-12s %s\n", formats[i]->name, formats[i]->summary);
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
+         "      --per-thread     callgrind: also one file per thread, FILE-01,\n"
+         "                       FILE-02... (KCachegrind loads them as parts)\n"
          "  -h, --help           this text\n");
 }
 
@@ -43,6 +47,7 @@ int cmd_export(int argc, char **argv)
   static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
+    { "per-thread", no_argument, NULL, 'P' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -61,11 +66,15 @@ int cmd_export(int argc, char **argv)
                               "speedscope)", optarg);
       break;
     case 'o': out = optarg; break;
+    case 'P': export_opts.per_thread = 1; break;
     case 'h': usage(); return 0;
     default: return tool_bad_option("export", argv, c);
     }
   }
   if (!ex) return 1 + tool_error("export: no --format given (see 'capprof export --help')");
+  if (export_opts.per_thread && (ex != &export_callgrind || !out || !strcmp(out, "-")))
+    return 1 + tool_error("export: --per-thread wants --format=callgrind and -o FILE");
+  export_opts.out = out;
   if (optind >= argc)
     return 1 + tool_error("export: no dump given (usage: capprof export --format=F DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);

@@ -97,11 +97,14 @@ static void info_one(const struct cpd_dump *d)
     const struct cpd_thread *t = &d->threads[i];
     uint64_t calls = 0;
     for (uint32_t k = 1; k < t->node_count; k++) calls += t->nodes[k].calls;
-    printf("  tid %-8" PRIu64 " %-16s %8u nodes %14s calls  %s", t->tid,
+    printf("  tid %-8" PRIu64 " %-16s %8u nodes %14s %s  %s", t->tid,
            t->name[0] ? t->name : "-", t->node_count, fmt_count(calls, a, sizeof a),
+           calls == 1 ? "call " : "calls",
            t->end_ns ? "ended" : "running at dump");
-    if (t->open_calls) printf(", %u calls open", t->open_calls);
-    if (t->lost_calls) printf(", %" PRIu64 " calls lost past the node cap", t->lost_calls);
+    if (t->open_calls) printf(", %u call%s open", t->open_calls, t->open_calls == 1 ? "" : "s");
+    if (t->lost_calls)
+      printf(", %" PRIu64 " call%s lost past the node cap", t->lost_calls,
+             t->lost_calls == 1 ? "" : "s");
     putchar('\n');
   }
   zone_print_info(stdout, d);

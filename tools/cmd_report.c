@@ -25,27 +25,38 @@ static const char usage[] =
   "run's self time); --sum adds the runs up instead.\n"
   "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
+  "Columns: self = exclusive time (in the function's own code), incl =\n"
+  "inclusive time (with its callees; a recursion counts its outermost calls),\n"
+  "self/call and incl/call = their means per call, incl min and incl max = the\n"
+  "inclusive time of the shortest and the longest single call.\n"
+  "\n"
   "With --samples: the flat profile of a sampled run (CAPPROF_SAMPLE, capprof\n"
   "run --sample), per function: samples where the program counter was (self)\n"
-  "and with the function anywhere on the sampled stack (total).\n"
+  "and with the function anywhere on the sampled stack (incl).\n"
   "When the dump has samples charged to call paths, the report adds each\n"
-  "function's CPU time from samples and its share of the elapsed total.\n"
+  "function's CPU time from samples (cpu self, cpu incl) and cpu incl's share\n"
+  "of the elapsed incl time (cpu/incl).\n"
   "\n"
-  "  -s, --sort=KEY   self (default), total, calls, avg, max or name\n"
+  "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
   "      --samples    the flat profile of the samples (program counters)\n"
   "  -h, --help       this text\n";
 
-static const char *const sort_keys[] = { "self", "total", "calls", "avg", "max", "name", NULL };
+/* --sort names and the key each stands for ("total" is the old name of incl). */
+static const struct { const char *name; int key; } sort_keys[] = {
+  { "self", 0 }, { "incl", 1 }, { "total", 1 }, { "calls", 2 }, { "avg", 3 }, { "max", 4 },
+  { "name", 5 }, { NULL, 0 },
+};
 
 static const struct profile *sort_prof;
 static int sort_key, sort_raw;
 
+/* Mean inclusive time of one call (every activation counts). */
 static double avg(const struct prof_func *f, int raw)
 {
-  return f->calls ? (raw ? f->t.incl_raw : f->t.incl) / (double)f->calls : 0;
+  return prof_per_call(raw ? f->incl_all_raw : f->incl_all, f->calls);
 }
 
 static int cmp_funcs(const void *pa, const void *pb)
@@ -133,10 +144,10 @@ static int report_samples(const struct profile *p, double limit)
   printf("%s samples with a program counter, %s of CPU time; stack walks found callers for "
          "%s of them%s\n", fmt_count(p->pc_samples, a, sizeof a), fmt_ns(p->pc_cpu, b, sizeof b),
          fmt_pct((double)walked, (double)samples, c, sizeof c),
-         samples && walked * 10 < samples ? " (no frame pointers: totals are self only)" : "");
-  printf("self: samples where the program counter was in the function; total: samples with\n"
-         "the function anywhere on the sampled stack; cpu = samples x interval.\n");
-  printf("%6s %10s %10s %10s %10s  %s\n", "self%", "self", "cpu self", "total", "cpu total",
+         samples && walked * 10 < samples ? " (no frame pointers: incl is self only)" : "");
+  printf("self: samples with the program counter in the function; incl: samples with the\n"
+         "function anywhere on the sampled stack; cpu = samples x interval.\n");
+  printf("%6s %10s %10s %10s %10s  %s\n", "self%", "self", "cpu self", "incl", "cpu incl",
          "function");
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
@@ -219,20 +230,20 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   printf("%u runs (one per dump), %u threads; time per run %s, spread %s (sd), %s to %s%s\n",
          rt.nruns, p->nthreads, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
          fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d), raw ? " (raw times)" : "");
-  printf("Per function: mean per run, sample standard deviation and range across runs,\n"
-         "and the number of runs it appears in.\n");
-  printf("%10s %9s %10s %10s %10s %9s %12s %5s  %s\n", "self", "sd", "self min", "self max",
-         "total", "sd", "calls", "runs", "function");
+  printf("Per function: mean per run, sample standard deviation and range across runs\n"
+         "(self time), and the number of runs it appears in. self: exclusive time;\n"
+         "incl: inclusive time (outermost calls of a recursion); calls: mean per run.\n");
+  printf("%10s %9s %10s %10s %10s %9s %12s %5s  %s\n", "self", "sd", "min run", "max run",
+         "incl", "sd", "calls", "runs", "function");
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
-    printf("%10s %9s %10s %10s %10s %9s %12.1f %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
+    printf("%10s %9s %10s %10s %10s %9s %12s %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
            fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
            fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
-           fmt_ns(s[1].sd, g, sizeof g), s[2].mean, rt.present[f], rt.nruns, p->funcs[f].name,
-           p->funcs[f].zone ? "  [zone]" : "");
+           fmt_ns(s[1].sd, g, sizeof g), fmt_mean(s[2].mean, h, sizeof h), rt.present[f],
+           rt.nruns, p->funcs[f].name, p->funcs[f].zone ? "  [zone]" : "");
   }
-  (void)h;
   free(st);
   free(order);
   free(tot);
@@ -257,10 +268,11 @@ int cmd_report(int argc, char **argv)
   while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
     switch (c) {
     case 's':
-      for (key = 0; sort_keys[key] && strcmp(sort_keys[key], optarg); key++) {}
-      if (!sort_keys[key])
-        return 1 + tool_error("report: --sort wants self, total, calls, avg, max or name, "
+      for (key = 0; sort_keys[key].name && strcmp(sort_keys[key].name, optarg); key++) {}
+      if (!sort_keys[key].name)
+        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max or name, "
                               "not '%s'", optarg);
+      key = sort_keys[key].key;
       break;
     case 'n': if (tool_parse_num("report", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
@@ -303,29 +315,29 @@ int cmd_report(int argc, char **argv)
   sort_raw = raw;
   qsort(order, n, sizeof *order, cmp_funcs);
 
-  char a[32], b[32], d[32], e[32], g[32], h[32], k[32];
+  char a[32], b[32], d[32], e[32], g[32], h[32], k[32], m[32];
   printf("%u dump%s, %u thread%s, %s calls, %s%s\n", p->ndumps, p->ndumps == 1 ? "" : "s",
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
-         fmt_ns(total, b, sizeof b), raw ? " (raw times)" : "");
+         fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
   if (cpu)
-    printf("cpu self, cpu total: CPU time from samples charged to the function's call paths "
-           "(samples x interval); cpu/total: its share of the elapsed total.\n");
-  printf("%6s %10s %10s %12s %10s %10s %10s", "self%", "self", "total", "calls", "average",
-         "min", "max");
-  if (cpu) printf(" %10s %10s %9s", "cpu self", "cpu total", "cpu/total");
+    printf("cpu self, cpu incl: CPU time from the samples charged to the function's call paths\n"
+           "(samples x interval); cpu/incl: cpu incl as a share of incl.\n");
+  printf("%6s %10s %10s %12s %10s %10s %10s %10s", "self%", "self", "incl", "calls",
+         "self/call", "incl/call", "incl min", "incl max");
+  if (cpu) printf(" %10s %10s %8s", "cpu self", "cpu incl", "cpu/incl");
   printf("  function\n");
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
-    printf("%6s %10s %10s %12s %10s %10s %10s",
-           fmt_pct(raw ? f->t.excl_raw : f->t.excl, total, a, sizeof a),
-           fmt_ns(raw ? f->t.excl_raw : f->t.excl, b, sizeof b),
-           fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d), fmt_count(f->calls, e, sizeof e),
+    double self = raw ? f->t.excl_raw : f->t.excl;
+    printf("%6s %10s %10s %12s %10s %10s %10s %10s", fmt_pct(self, total, a, sizeof a),
+           fmt_ns(self, b, sizeof b), fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d),
+           fmt_count(f->calls, e, sizeof e), fmt_ns(prof_per_call(self, f->calls), m, sizeof m),
            fmt_ns(avg(f, raw), g, sizeof g), fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
            fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
     if (cpu) {
       char x[32], y[32], z[32];
-      printf(" %10s %10s %9s", fmt_ns(f->s.cpu_self, x, sizeof x), fmt_ns(f->s.cpu_incl, y, sizeof y),
+      printf(" %10s %10s %8s", fmt_ns(f->s.cpu_self, x, sizeof x), fmt_ns(f->s.cpu_incl, y, sizeof y),
              fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
     }
     printf("  %s", f->name);

@@ -18,11 +18,15 @@ static const char usage[] =
   "\n"
   "The call tree of each thread: one line per call path, children sorted by\n"
   "inclusive time. Times have the probe overhead subtracted unless --raw.\n"
+  "Columns: incl = inclusive time (with callees), self = exclusive time,\n"
+  "incl/call and self/call = their means per call, incl min and incl max = the\n"
+  "inclusive time of the shortest and the longest single call, incl% = incl as\n"
+  "a share of the thread's total.\n"
   "\n"
   "When the dump has samples (CAPPROF_SAMPLE), each path also shows its\n"
-  "samples and CPU time (samples x interval, inclusive) and the CPU time's\n"
-  "share of the elapsed inclusive time. A thread without hooks shows the call\n"
-  "tree of its sampled stacks instead, with CPU times from samples.\n"
+  "samples and cpu incl (their CPU time, samples x interval, with callees) and\n"
+  "cpu/incl (cpu incl as a share of incl). A thread without hooks shows the\n"
+  "call tree of its sampled stacks instead, with CPU times from samples.\n"
   "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
   "  -t, --thread=TID|NAME  only the threads with this id or name\n"
@@ -55,7 +59,7 @@ static int cmp_siblings(const void *pa, const void *pb)
 static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
 {
-  char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+  char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
   const struct prof_node *nd = t->nodes;
   double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
   uint64_t calls = 0;
@@ -69,16 +73,16 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   else
     printf("all threads");
   printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
-         paths, o->raw ? " (raw times)" : "");
+         paths, o->raw ? " (raw times)" : ", probe cost subtracted");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   if (t->sampled) {
     printf("  sampled call tree (no hooks in this thread): times are CPU time from samples\n");
-    printf("%12s %10s %10s %6s  %s\n", "samples", "cpu total", "cpu self", "%", "function");
+    printf("%12s %10s %10s %6s  %s\n", "samples", "cpu incl", "cpu self", "incl%", "function");
   } else {
-    printf("%12s %10s %10s %10s %10s %10s %6s", "calls", "inclusive", "exclusive", "average",
-           "min", "max", "%");
-    if (o->samples) printf(" %9s %10s %9s", "samples", "cpu", "cpu/incl");
+    printf("%12s %10s %10s %10s %10s %10s %10s %6s", "calls", "incl", "self", "incl/call",
+           "self/call", "incl min", "incl max", "incl%");
+    if (o->samples) printf(" %9s %10s %8s", "samples", "cpu incl", "cpu/incl");
     printf("  function\n");
   }
 
@@ -105,14 +109,15 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
         printf("%12s %10s %10s %6s  ", fmt_count(n->s.incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
                fmt_ns(excl, c, sizeof c), fmt_pct(incl, total, g, sizeof g));
       } else {
-        printf("%12s %10s %10s %10s %10s %10s %6s", fmt_count(n->calls, a, sizeof a),
+        printf("%12s %10s %10s %10s %10s %10s %10s %6s", fmt_count(n->calls, a, sizeof a),
                fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-               fmt_ns(n->calls ? incl / (double)n->calls : 0, d, sizeof d),
+               fmt_ns(prof_per_call(incl, n->calls), d, sizeof d),
+               fmt_ns(prof_per_call(excl, n->calls), h, sizeof h),
                fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
                fmt_pct(incl, total, g, sizeof g));
         if (o->samples)
-          printf(" %9s %10s %9s", fmt_count(n->s.incl, a, sizeof a),
+          printf(" %9s %10s %8s", fmt_count(n->s.incl, a, sizeof a),
                  fmt_ns(n->s.cpu_incl, b, sizeof b), fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
         fputs("  ", stdout);
       }
@@ -203,8 +208,8 @@ int cmd_tree(int argc, char **argv)
   o.samples = p->node_samples > 0;
   if (o.samples) {
     for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
-    printf("samples, cpu: samples taken in the path or below it, and the CPU time they stand\n"
-           "for (samples x interval); cpu/incl: that CPU time's share of the inclusive time.\n\n");
+    printf("samples, cpu incl: samples taken in the path or below it, and the CPU time they\n"
+           "stand for (samples x interval); cpu/incl: cpu incl as a share of incl.\n\n");
   }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;

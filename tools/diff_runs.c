@@ -98,7 +98,7 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
          "standard deviation across runs. A change is 'real' when it exceeds the\n"
          "run-to-run spread (Welch's t test, 95%%), 'noise' when it does not%s.\n",
          ra.nruns, ra.nruns == 1 ? "" : "s", rb.nruns, rb.nruns == 1 ? "" : "s",
-         raw ? " (raw times)" : "", key == 0 ? "Self time" : key == 1 ? "Total time" : "Calls",
+         raw ? " (raw times)" : "", key == 0 ? "Self time" : key == 1 ? "Incl time" : "Calls",
          ra.nruns < 2 || rb.nruns < 2 ? "; each side needs two runs or more for a verdict" : "");
   printf("%22s %22s %10s %8s %7s  %s\n", "before", "after", "change", "t", "verdict", "function");
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {

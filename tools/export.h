@@ -19,6 +19,13 @@ struct exporter {
   int (*write)(FILE *f, const struct profile *p);
 };
 
+/* Options of 'capprof export' the formats may read. */
+struct export_opts {
+  const char *out;         /* -o FILE, NULL for standard output */
+  int per_thread;          /* callgrind: also one file per thread, OUT-01... */
+};
+extern struct export_opts export_opts;
+
 extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
     export_speedscope;
 

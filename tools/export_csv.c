@@ -1,14 +1,16 @@
 /*
 ** export_csv.c -- '--format=csv': the flat profile, one row per function
-** with a header row, RFC 4180 quoting, times in nanoseconds. The columns
+** with a header row, RFC 4180 quoting, times in nanoseconds, sorted by
+** self time. The columns
 ** are one table, so new columns (e.g. per-run statistics) are one line each.
 ** With several dumps (runs), per-run columns follow: runs (how many runs
 ** the function appears in), mean and sample standard deviation per run of
-** self, total and calls, then self/total/calls of each run in the order the
+** self, incl and calls, then self/incl/calls of each run in the order the
 ** dumps were given (self_ns_run1 ...).
 */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
@@ -30,17 +32,26 @@ TIME_GETTER(incl_raw)
 TIME_GETTER(min_raw)
 TIME_GETTER(max_raw)
 static double get_calls(const struct prof_func *f) { return (double)f->calls; }
-static double get_avg(const struct prof_func *f)
+static double get_self_avg(const struct prof_func *f) { return prof_per_call(f->t.excl, f->calls); }
+static double get_incl_avg(const struct prof_func *f) { return prof_per_call(f->incl_all, f->calls); }
+static double get_self_avg_raw(const struct prof_func *f)
 {
-  return f->calls ? f->t.incl / (double)f->calls : 0;
+  return prof_per_call(f->t.excl_raw, f->calls);
+}
+static double get_incl_avg_raw(const struct prof_func *f)
+{
+  return prof_per_call(f->incl_all_raw, f->calls);
 }
 
+/* The names every command and export shares (docs/tool.md). */
 static const struct column numeric[] = {
   { "calls", get_calls },
-  { "self_ns", get_excl }, { "total_ns", get_incl }, { "avg_ns", get_avg },
-  { "min_ns", get_min }, { "max_ns", get_max },
-  { "self_ns_raw", get_excl_raw }, { "total_ns_raw", get_incl_raw },
-  { "min_ns_raw", get_min_raw }, { "max_ns_raw", get_max_raw },
+  { "self_ns", get_excl }, { "incl_ns", get_incl },
+  { "self_per_call_ns", get_self_avg }, { "incl_per_call_ns", get_incl_avg },
+  { "incl_min_ns", get_min }, { "incl_max_ns", get_max },
+  { "self_ns_raw", get_excl_raw }, { "incl_ns_raw", get_incl_raw },
+  { "self_per_call_ns_raw", get_self_avg_raw }, { "incl_per_call_ns_raw", get_incl_avg_raw },
+  { "incl_min_ns_raw", get_min_raw }, { "incl_max_ns_raw", get_max_raw },
 };
 
 static void csv_field(FILE *f, const char *s)
@@ -55,7 +66,7 @@ static void csv_field(FILE *f, const char *s)
   putc('"', f);
 }
 
-static const char *const run_cols[3] = { "self_ns", "total_ns", "calls" };
+static const char *const run_cols[3] = { "self_ns", "incl_ns", "calls" };
 
 static void run_header(FILE *f, const struct run_table *rt)
 {
@@ -78,6 +89,19 @@ static void run_values(FILE *f, const struct run_table *rt, uint32_t fn)
     for (uint32_t r = 0; r < rt->nruns; r++) fprintf(f, ",%.0f", runs_row(rt, col[c], fn)[r]);
 }
 
+static const struct profile *sort_prof;
+
+/* Rows by self time, largest first, as 'report' lists them; ties by name. */
+static int by_self(const void *pa, const void *pb)
+{
+  const struct prof_func *a = &sort_prof->funcs[*(const uint32_t *)pa];
+  const struct prof_func *b = &sort_prof->funcs[*(const uint32_t *)pb];
+  if (a->t.excl != b->t.excl) return a->t.excl < b->t.excl ? 1 : -1;
+  if (a->t.excl_raw != b->t.excl_raw) return a->t.excl_raw < b->t.excl_raw ? 1 : -1;
+  int c = strcmp(a->name, b->name);
+  return c ? c : strcmp(a->module, b->module);
+}
+
 static int write_csv(FILE *f, const struct profile *p)
 {
   struct run_table rt;
@@ -90,9 +114,19 @@ static int write_csv(FILE *f, const struct profile *p)
   for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++) fprintf(f, ",%s", numeric[c].header);
   if (runs) run_header(f, &rt);
   fputs("\r\n", f);
-  for (uint32_t i = 0; i < p->nfuncs; i++) {
+  uint32_t *order = malloc(((size_t)p->nfuncs + 1) * sizeof *order), n = 0;
+  if (!order) {
+    if (runs) runs_free(&rt);
+    fprintf(stderr, "capprof: out of memory\n");
+    return 1;
+  }
+  for (uint32_t i = 0; i < p->nfuncs; i++)
+    if (!p->funcs[i].synthetic || p->funcs[i].calls) order[n++] = i;
+  sort_prof = p;
+  qsort(order, n, sizeof *order, by_self);
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = order[k];
     const struct prof_func *fn = &p->funcs[i];
-    if (fn->synthetic && fn->calls == 0) continue;
     csv_field(f, fn->name);
     putc(',', f);
     csv_field(f, fn->module);
@@ -104,6 +138,7 @@ static int write_csv(FILE *f, const struct profile *p)
     if (runs) run_values(f, &rt, i);
     fputs("\r\n", f);
   }
+  free(order);
   if (runs) runs_free(&rt);
   return 0;
 }

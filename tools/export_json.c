@@ -49,20 +49,35 @@ static void num(FILE *f, const char *key, double v)
   }
 }
 
-static void times(FILE *f, uint64_t calls, const struct prof_times *t)
+/* The calls and the times of a function or a node, in the names every
+** command and export shares (docs/tool.md): self = exclusive, incl =
+** inclusive, per_call = mean per call, incl_min/incl_max = one call's. */
+static void times(FILE *f, uint64_t calls, const struct prof_times *t, double incl_all,
+                  double incl_all_raw)
 {
   char buf[32];
   fmt_u64(calls, buf, sizeof buf);
   fputs("\"calls\":", f);
   fputs(buf, f);
+  num(f, ",\"self_ns\":", t->excl);
   num(f, ",\"incl_ns\":", t->incl);
-  num(f, ",\"excl_ns\":", t->excl);
-  num(f, ",\"min_ns\":", t->min);
-  num(f, ",\"max_ns\":", t->max);
+  num(f, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
+  num(f, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
+  num(f, ",\"incl_min_ns\":", t->min);
+  num(f, ",\"incl_max_ns\":", t->max);
+  num(f, ",\"self_ns_raw\":", t->excl_raw);
   num(f, ",\"incl_ns_raw\":", t->incl_raw);
-  num(f, ",\"excl_ns_raw\":", t->excl_raw);
-  num(f, ",\"min_ns_raw\":", t->min_raw);
-  num(f, ",\"max_ns_raw\":", t->max_raw);
+  num(f, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
+  num(f, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
+  num(f, ",\"incl_min_ns_raw\":", t->min_raw);
+  num(f, ",\"incl_max_ns_raw\":", t->max_raw);
+}
+
+/* Whether a function (or a node of it) is written: the placeholders of the
+** runtime's overflow paths are left out until a call lands in them. */
+static int listed(const struct prof_func *fn)
+{
+  return !fn->synthetic || fn->calls;
 }
 
 /* Samples charged to a function or node (docs/tool.md): "samples" and
@@ -84,7 +99,7 @@ static void samples(FILE *f, const struct prof_samples *s)
 static int write_json(FILE *f, const struct profile *p)
 {
   int with_samples = p->node_samples || p->pc_samples;
-  fprintf(f, "{\"format\":\"capprof\",\"version\":1,\n\"dumps\":[");
+  fprintf(f, "{\"format\":\"capprof\",\"version\":2,\n\"dumps\":[");
   for (uint32_t i = 0; i < p->ndumps; i++) {
     const struct prof_dump *pd = &p->dumps[i];
     fprintf(f, "%s\n{\"path\":", i ? "," : "");
@@ -111,7 +126,7 @@ static int write_json(FILE *f, const struct profile *p)
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
-    if (fn->synthetic && fn->calls == 0) continue;
+    if (!listed(fn)) continue;
     fprintf(f, "%s\n{\"id\":%u,\"name\":", first ? "" : ",", i);
     first = 0;
     json_string(f, fn->name);
@@ -121,14 +136,14 @@ static int write_json(FILE *f, const struct profile *p)
     if (fn->file) json_string(f, fn->file);
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
-    times(f, fn->calls, &fn->t);
+    times(f, fn->calls, &fn->t, fn->incl_all, fn->incl_all_raw);
     if (with_samples) {
       samples(f, &fn->s);
       char buf[32];
       fmt_u64(fn->pc.self, buf, sizeof buf);
-      fprintf(f, ",\"pc_samples\":%s", buf);
+      fprintf(f, ",\"pc_self_samples\":%s", buf);
       fmt_u64(fn->pc.incl, buf, sizeof buf);
-      fprintf(f, ",\"pc_total_samples\":%s", buf);
+      fprintf(f, ",\"pc_samples\":%s", buf);
     }
     putc('}', f);
   }
@@ -141,10 +156,14 @@ static int write_json(FILE *f, const struct profile *p)
             t->nodes[0].t.incl, t->nodes[0].t.incl_raw);
     if (with_samples) fprintf(f, "\"sampled\":%s,", t->sampled ? "true" : "false");
     fprintf(f, "\"nodes\":[");
+    int any = 0;
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *n = &t->nodes[i];
       const struct prof_func *fn = &p->funcs[n->func];
-      fprintf(f, "%s\n{\"id\":%u,\"parent\":", i > 1 ? "," : "", i);
+      /* An unused placeholder has no calls and no children: skipping it
+      ** leaves no dangling parent. */
+      if (!listed(fn) || (fn->synthetic && !n->calls)) continue;
+      fprintf(f, "%s\n{\"id\":%u,\"parent\":", any++ ? "," : "", i);
       if (n->parent == 0) fputs("null", f);
       else fprintf(f, "%u", n->parent);
       fprintf(f, ",\"function\":%u,\"name\":", n->func);
@@ -152,7 +171,7 @@ static int write_json(FILE *f, const struct profile *p)
       fprintf(f, ",\"module\":");
       json_string(f, fn->module);
       putc(',', f);
-      times(f, n->calls, &n->t);
+      times(f, n->calls, &n->t, n->t.incl, n->t.incl_raw);
       if (with_samples) samples(f, &n->s);
       putc('}', f);
     }

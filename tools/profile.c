@@ -206,6 +206,15 @@ static int by_incl_desc(const void *a, const void *b)
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* *max at most incl and, when up >= 0, at most up (the caller's longest
+** call); *min at most *max. */
+static void clamp_max(double *max, double *min, double incl, double up)
+{
+  if (*max > incl) *max = incl;
+  if (up >= 0 && *max > up) *max = up;
+  if (*min > *max) *min = *max;
+}
+
 /* Exclusive times from inclusive ones, the root's totals, children lists
 ** sorted by compensated inclusive time, and the PROF_OUTER flags. */
 static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
@@ -240,6 +249,16 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
       double avg = nd[i].t.incl / (double)nd[i].calls;
       if (nd[i].t.min > avg) nd[i].t.min = avg;
       if (nd[i].t.max < avg) nd[i].t.max = avg;
+    }
+    /* One call lasts no longer than all calls of its node together, nor
+    ** than the longest call of its caller. The compensated max only loses
+    ** an average call's share of the probes below it: a node whose longest
+    ** call made most of its descendant calls would otherwise show a call
+    ** longer than its whole thread. Parents come first, so theirs is final. */
+    if (i) {
+      const struct prof_node *up = nd[i].parent ? &nd[nd[i].parent] : NULL;
+      clamp_max(&nd[i].t.max, &nd[i].t.min, nd[i].t.incl, up ? up->t.max : -1);
+      clamp_max(&nd[i].t.max_raw, &nd[i].t.min_raw, nd[i].t.incl_raw, up ? up->t.max_raw : -1);
     }
   }
 
@@ -662,6 +681,7 @@ void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     p->funcs[f].calls = 0;
+    p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
   }
@@ -675,6 +695,8 @@ void prof_flat(struct profile *p)
       f->calls += s->calls;
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
+      f->incl_all += s->t.incl;
+      f->incl_all_raw += s->t.incl_raw;
       f->s.self += s->s.self;
       f->s.cpu_self += s->s.cpu_self;
       if (s->flags & PROF_OUTER) {

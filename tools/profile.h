@@ -49,10 +49,22 @@ struct prof_func {
   ** counted twice; exclusive, calls, min and max count every activation. */
   uint64_t calls;
   struct prof_times t;
+  /* Inclusive time summed over every activation (recursion counted at each
+  ** level): divided by calls it is the mean inclusive time of one call, the
+  ** figure min and max bound. */
+  double incl_all, incl_all_raw;
   struct prof_samples s;   /* charged to its call-tree nodes (prof_flat) */
   struct prof_samples pc;  /* its program counters: self, and on the sampled
                            ** stack (incl); summed as dumps are added */
 };
+
+/* Per-call means, 0 without calls: self per call (excl / calls) and
+** inclusive per call (of a function: incl_all / calls; of a node: incl /
+** calls). The same two figures in every command and export. */
+static inline double prof_per_call(double t, uint64_t calls)
+{
+  return calls ? t / (double)calls : 0;
+}
 
 struct prof_node {
   uint32_t func;           /* index into profile.funcs */

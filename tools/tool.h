@@ -68,5 +68,7 @@ const char *fmt_pct(double part, double whole, char *buf, size_t n);
 size_t fmt_u64(uint64_t v, char *buf, size_t n);
 /* An integer with thousands separators. */
 const char *fmt_count(uint64_t v, char *buf, size_t n);
+/* A mean count: as fmt_count when whole, else with one decimal ("2,345.5"). */
+const char *fmt_mean(double v, char *buf, size_t n);
 
 #endif /* CAPPROF_TOOL_H */

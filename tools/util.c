@@ -96,6 +96,23 @@ const char *fmt_count(uint64_t v, char *buf, size_t n)
   return buf;
 }
 
+const char *fmt_mean(double v, char *buf, size_t n)
+{
+  if (!(v >= 0) || v > 1e18 || n < 32) {
+    snprintf(buf, n, "%.1f", v);
+    return buf;
+  }
+  uint64_t tenths = (uint64_t)(v * 10 + 0.5);
+  fmt_count(tenths / 10, buf, n);
+  if (tenths % 10) {
+    size_t o = strlen(buf);
+    buf[o++] = '.';
+    buf[o++] = (char)('0' + tenths % 10);
+    buf[o] = '\0';
+  }
+  return buf;
+}
+
 int tool_bad_option(const char *cmd, char **argv, int c)
 {
   extern int optind, optopt;

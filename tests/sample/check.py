@@ -33,7 +33,7 @@ def main():
         fail("the dump has no sampling session")
     print("sampling:", sampling)
     if check in ("ratio", "ratio_timer"):
-        h, l = func(doc, "heavy")["pc_samples"], func(doc, "light")["pc_samples"]
+        h, l = func(doc, "heavy")["pc_self_samples"], func(doc, "light")["pc_self_samples"]
         print("heavy %d light %d ratio %.3f" % (h, l, h / max(l, 1)))
         if h + l < 2000:
             fail("only %d samples in heavy and light (want >= 2000)" % (h + l))
@@ -78,7 +78,7 @@ def main():
         docs = [load(capprof, d) for d in dumps]
         kinds = []
         for d in docs:
-            names = {f["name"]: f["pc_samples"] for f in d["functions"]}
+            names = {f["name"]: f["pc_self_samples"] for f in d["functions"]}
             p, c = names.get("parent_work", 0), names.get("child_work", 0)
             print(d["dumps"][0]["path"], "parent_work", p, "child_work", c)
             if p and c:
@@ -87,7 +87,7 @@ def main():
         if sorted(kinds) != ["child", "parent"]:
             fail("want one dump with parent_work's samples and one with child_work's: %s" % kinds)
     elif check == "signals":
-        w = func(doc, "work")["pc_samples"]
+        w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)
         if w < 50:
             fail("too few samples in work()")

@@ -14,29 +14,64 @@ def fail(msg):
     sys.exit(f"check_exports: {kind}: {msg}")
 
 
-TIMES = ["incl_ns", "excl_ns", "min_ns", "max_ns"]
+TIMES = ["self_ns", "incl_ns", "self_per_call_ns", "incl_per_call_ns", "incl_min_ns",
+         "incl_max_ns"]
 TIMES += [t + "_raw" for t in TIMES]
+
+
+def check_order(what, t, sfx):
+    """One call lies between the shortest and the longest, and no call
+    lasts longer than all of them together."""
+    lo, avg, hi = t["incl_min_ns" + sfx], t["incl_per_call_ns" + sfx], t["incl_max_ns" + sfx]
+    if t["calls"] and not lo <= avg + 1 <= hi + 2:
+        fail(f"{what}: incl_min{sfx} {lo}, incl_per_call {avg}, incl_max {hi} out of order")
+
 
 if kind == "json":
     d = json.load(open(path))
+    if d["version"] != 2:
+        fail("version is not 2")
+    funcs = {}
     for f in d["functions"]:
-        for k in ["name", "module", "file", "line", "calls"] + TIMES:
+        for k in ["id", "name", "module", "file", "line", "calls"] + TIMES:
             if k not in f:
                 fail(f"function lacks {k}: {f}")
+        if f["id"] in funcs:
+            fail(f"function id {f['id']} twice")
+        funcs[f["id"]] = f
+        for sfx in ("", "_raw"):
+            check_order(f"function {f['name']}", f, sfx)
     if not d["threads"]:
         fail("no threads")
     for t in d["threads"]:
         assert "tid" in t and "name" in t
-        ids = set()
+        if not 0 <= t["dump"] < len(d["dumps"]):
+            fail(f"thread {t['tid']}: dump {t['dump']} not in dumps")
+        ids = {}
         for n in t["nodes"]:
-            for k in ["id", "parent", "name", "module", "calls"] + TIMES:
+            for k in ["id", "parent", "function", "name", "module", "calls"] + TIMES:
                 if k not in n:
                     fail(f"node lacks {k}")
+            # referential integrity: every id a node names resolves
+            if n["function"] not in funcs:
+                fail(f"node {n['id']}: function {n['function']} not in functions")
+            if funcs[n["function"]]["name"] != n["name"]:
+                fail(f"node {n['id']}: name differs from its function's")
             if n["parent"] is not None and n["parent"] not in ids:
                 fail(f"node {n['id']}: parent {n['parent']} not listed before it")
-            if n["excl_ns"] > n["incl_ns"] + 1 or n["incl_ns"] > n["incl_ns_raw"] + 1:
+            if n["id"] in ids:
+                fail(f"node id {n['id']} twice")
+            if n["self_ns"] > n["incl_ns"] + 1 or n["incl_ns"] > n["incl_ns_raw"] + 1:
                 fail(f"node {n['id']}: times out of order")
-            ids.add(n["id"])
+            if n["incl_max_ns"] > t["incl_ns"] + 1 or n["incl_max_ns_raw"] > t["incl_ns_raw"] + 1:
+                fail(f"node {n['id']}: one call longer than its thread")
+            if n["parent"] is not None:
+                up = ids[n["parent"]]
+                if n["incl_max_ns"] > up["incl_max_ns"] + 1:
+                    fail(f"node {n['id']}: a call longer than its caller's longest")
+            for sfx in ("", "_raw"):
+                check_order(f"node {n['id']}", n, sfx)
+            ids[n["id"]] = n
 elif kind == "speedscope":
     d = json.load(open(path))
     if d["$schema"] != "https://www.speedscope.app/file-format-schema.json":
@@ -66,6 +101,10 @@ elif kind == "csv":
         fail(f"bad header {rows[0]}")
     if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):
         fail("ragged rows")
+    col = rows[0].index("self_ns")
+    selfs = [float(r[col]) for r in rows[1:]]
+    if selfs != sorted(selfs, reverse=True):
+        fail("rows not sorted by self_ns")
 elif kind == "folded":
     lines = open(path).read().splitlines()
     if not lines:

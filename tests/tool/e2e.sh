@@ -47,7 +47,15 @@ for s in self total calls avg max name; do expect 0 "$CAPPROF" report -s $s "$D1
 expect 0 "$CAPPROF" report --sum "$D1" "$D2"
 grep -Eq '  354 .* fib ' out.txt || fail "report --sum of two dumps sums calls"
 expect 0 "$CAPPROF" report "$D1" "$D2"
-grep -Eq ' 177.0 +2/2 +fib$' out.txt || fail "report of two runs: $(cat out.txt)"
+grep -Eq ' 177 +2/2 +fib$' out.txt || fail "report of two runs: $(cat out.txt)"
+grep -q '\.0 ' out.txt && fail "report of two runs prints whole calls with a decimal"
+# every column says what it is, the same words in report, tree, callers
+expect 0 "$CAPPROF" report "$D1"
+grep -q '^ self%  *self  *incl  *calls  *self/call  *incl/call  *incl min  *incl max  function$' out.txt ||
+  fail "report header: $(sed -n 2p out.txt)"
+expect 0 "$CAPPROF" tree "$D1"
+grep -q '^ *calls  *incl  *self  *incl/call  *self/call  *incl min  *incl max  *incl%  function$' out.txt ||
+  fail "tree header: $(sed -n 2p out.txt)"
 
 # callers and callees
 expect 0 "$CAPPROF" callers middle "$D1"
@@ -66,6 +74,33 @@ expect 0 "$CAPPROF" export --format=callgrind -o callgrind.out "$D1"
 callgrind_annotate --inclusive=yes callgrind.out >annotate.txt 2>&1 || fail "callgrind_annotate"
 grep -q 'calls.c:fib' annotate.txt && grep -q 'calls.c:main' annotate.txt ||
   fail "callgrind_annotate output: $(head -30 annotate.txt)"
+# run from the source's directory, callgrind_annotate lists each function once
+mkdir cgsrc && cp "$HERE/calls.c" cgsrc/ && (
+  cd cgsrc && $CC -O0 -g -finstrument-functions calls.c "$LIB" -lpthread -o calls &&
+  CAPPROF_OUTPUT=cg.capprof ./calls >/dev/null &&
+  "$CAPPROF" export --format=callgrind -o cg.out cg.capprof &&
+  callgrind_annotate --inclusive=yes --threshold=100 cg.out >annotate.txt) || fail "callgrind in cgsrc"
+[ "$(grep -c ':fib \[calls\]$' cgsrc/annotate.txt)" = 1 ] ||
+  fail "callgrind_annotate lists fib twice: $(grep fib cgsrc/annotate.txt)"
+# one file per thread besides the summed one
+expect 0 "$CAPPROF" export --format=callgrind --per-thread -o pt.out "$D1"
+[ -s pt.out ] && grep -q '^thread: 1$' pt.out-01 && grep -q '^thread: 2$' pt.out-02 &&
+  [ ! -e pt.out-03 ] || fail "callgrind --per-thread: $(ls pt.out*)"
+for part in pt.out-01 pt.out-02; do
+  callgrind_annotate $part >/dev/null 2>&1 || fail "callgrind_annotate $part"
+done
+grep -q 'fn=.*worker' pt.out-01 && fail "thread 1's part has the worker thread's function"
+grep -q 'fn=.*worker' pt.out-02 || fail "thread 2's part lacks worker"
+expect 2 "$CAPPROF" export --format=csv --per-thread -o x.csv "$D1"
+# a program ended by exit() inside main: one call open, said in the singular
+cat >exit_in_main.c <<'SRC'
+#include <stdlib.h>
+int main(void) { exit(0); }
+SRC
+$CC -O0 -g -finstrument-functions exit_in_main.c "$LIB" -lpthread -o exit_in_main
+CAPPROF_OUTPUT=exit.capprof ./exit_in_main
+expect 0 "$CAPPROF" info exit.capprof
+grep -q ' 1 call  .*, 1 call open$' out.txt || fail "info: $(grep tid out.txt)"
 
 # merge and diff
 expect 0 "$CAPPROF" merge -o merged.capprof "$D1" "$D2"

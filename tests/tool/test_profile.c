@@ -89,7 +89,8 @@ static void compensation(void **state)
   assert_true(n[2].t.excl_raw == 400);
   /* min loses inner and is at most the average; max loses inner and an
   ** average call's descendants' probes, and is at least the average */
-  assert_true(n[3].t.min == 0 && n[3].t.max == 5);             /* 15 - 10 */
+  /* b's 15 - 10 = 5 is more than all its calls' compensated 0 together */
+  assert_true(n[3].t.min == 0 && n[3].t.max == 0);
   assert_true(n[2].t.min == 10 && n[2].t.max == 40);           /* avg 10; 90 - 10 - 2*20 */
   assert_true(n[2].t.max_raw == 90);
   assert_int_equal(n[1].desc_calls, 30);
@@ -124,6 +125,43 @@ static void recursion(void **state)
   assert_true(p->funcs[r].t.excl == 7000);       /* 2000+2000+1000 + 2000 */
   uint32_t m = prof_find_func(p, "synth+0x10");
   assert_true(p->funcs[m].t.excl == 3000);
+  prof_free(p);
+}
+
+/* main -> a (1,000 calls, one of them long) -> b (300,000 calls). The
+** compensated longest call of a loses only an average call's share of b's
+** probes (300 calls) while the long call made nearly all of them: before
+** the clamp it came out at 7.99 ms in a thread of 3.98 ms. */
+static const struct cpd_node long_call[] = {
+  ROOT,
+  { F(0x10), 0, 0, 1, 10000000, 10000000, 10000000 },
+  { F(0x20), 1, 0, 1000, 9000000, 100, 8000000 },
+  { F(0x30), 2, 0, 300000, 500000, 1, 100 },
+};
+
+static void max_within_thread(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, long_call, 4);
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  prof_flat(p);
+  const struct prof_thread *t = &p->threads[0];
+  assert_true(t->nodes[0].t.incl == 3979990);   /* 10 ms - 10 ns - 301,000 * 20 ns */
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    const struct prof_node *n = &t->nodes[i];
+    assert_true(n->t.max <= n->t.incl && n->t.max <= t->nodes[0].t.incl);
+    assert_true(n->t.max_raw <= n->t.incl_raw);
+    assert_true(n->t.min <= n->t.max);
+    if (n->parent) assert_true(n->t.max <= t->nodes[n->parent].t.max);
+  }
+  assert_true(t->nodes[2].t.max == 2990000);    /* a's own inclusive time */
+  uint32_t a = prof_find_func(p, "synth+0x20");
+  assert_true(p->funcs[a].t.max <= t->nodes[0].t.incl);
+  /* the mean inclusive call lies between the shortest and the longest */
+  double avg = prof_per_call(p->funcs[a].incl_all, p->funcs[a].calls);
+  assert_true(p->funcs[a].t.min <= avg && avg <= p->funcs[a].t.max);
   prof_free(p);
 }
 
@@ -206,6 +244,7 @@ int main(void)
     cmocka_unit_test(compensation),
     cmocka_unit_test(recursion),
     cmocka_unit_test(merge_by_symbol),
+    cmocka_unit_test(max_within_thread),
     cmocka_unit_test(writer_roundtrip),
     cmocka_unit_test(truncations_rejected),
   };

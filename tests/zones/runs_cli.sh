@@ -17,7 +17,7 @@ cat report.txt warn.txt
 grep -q '^5 runs (one per dump), 5 threads; time per run 3.00 us, spread 1.58 us (sd), 1.00 us to 5.00 us$' \
   report.txt || fail "report header"
 # self = work - rare: 1000, 1400, 3000, 3400, 5000 ns: mean 2760, sd 1614.9
-grep -Eq '^ +2\.76 us +1\.61 us +1\.00 us +5\.00 us +3\.00 us +1\.58 us +2\.0 +5/5 +work  \[zone\]$' report.txt ||
+grep -Eq '^ +2\.76 us +1\.61 us +1\.00 us +5\.00 us +3.00 us +1.58 us +2 +5/5 +work  \[zone\]$' report.txt ||
   fail "work: self 2.76 +- 1.61 us (1 to 5), total 3.00 +- 1.58 us, 2 calls, 5/5"
 grep -Eq '^ +240 ns +329 ns +0 ns +600 ns +240 ns +329 ns +0\.4 +2/5 +rare  \[zone\]$' report.txt ||
   fail "rare: mean 240 ns over 5 runs, sd 329 ns, in 2 of 5 runs"
@@ -25,11 +25,11 @@ grep -q 'zone "work": 2 never ended .*(in 2 of 5 runs)' warn.txt || fail "warnin
 
 "$tool" export --format=csv -o a.csv a.*.capprof || fail "csv"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-  $1 == "work" { ok = $col["runs"] == 5 && $col["total_ns_mean"] == 3000 &&
-                      $col["total_ns_sd"] == 1581 && $col["total_ns_run1"] == 1000 &&
-                      $col["total_ns_run5"] == 5000 && $col["calls_run3"] == 2 }
-  $1 == "rare" { ok2 = $col["runs"] == 2 && $col["total_ns_run2"] == 600 &&
-                       $col["total_ns_run1"] == 0 }
+  $1 == "work" { ok = $col["runs"] == 5 && $col["incl_ns_mean"] == 3000 &&
+                      $col["incl_ns_sd"] == 1581 && $col["incl_ns_run1"] == 1000 &&
+                      $col["incl_ns_run5"] == 5000 && $col["calls_run3"] == 2 }
+  $1 == "rare" { ok2 = $col["runs"] == 2 && $col["incl_ns_run2"] == 600 &&
+                       $col["incl_ns_run1"] == 0 }
   END { exit !(ok && ok2) }' a.csv || fail "csv per-run columns: $(cat a.csv)"
 
 "$tool" diff --sort=total a.*.capprof -- b.*.capprof >diff.txt || fail "diff exited with $?"
