@@ -102,6 +102,7 @@ void runtime_init(void)
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe();
+    os_dumpsig_start();
     sample_init_from_env();
   }
   os_restore_errors(e);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
 #include "profile.h"
 #include "symbols.h"
 #include "tool.h"
@@ -24,6 +25,11 @@ static const char usage_fmt[] =
   "share of FUNC's incl. Calls and self times add up over every call path; an\n"
   "inclusive time is not counted again inside a call of the same pair.\n"
   "\n"
+  "When FUNC matches several functions (a part of several names, or one name\n"
+  "in several modules), they are listed and the command fails; --all shows\n"
+  "each of them instead. An exact name wins over parts of names.\n"
+  "\n"
+  "  -a, --all    every function FUNC matches, one after the other\n"
   "  -r, --raw    uncompensated times\n"
   "  -h, --help   this text\n";
 
@@ -78,63 +84,47 @@ static int add_edges(const struct prof_thread *t, uint32_t f, int callees, struc
   return 0;
 }
 
-static void line(const char *mark, const char *name, const struct edge *e,
+static void line(const char *mark, const char *name, const char *where, const struct edge *e,
                  const struct edge *self, int raw)
 {
   char a[32], b[32], c[32], d[32];
-  double incl = raw ? e->incl_raw : e->incl;
-  printf("%12s %10s %10s %7s  %s%s\n", fmt_count(e->calls, a, sizeof a), fmt_ns(incl, b, sizeof b),
-         fmt_ns(raw ? e->excl_raw : e->excl, c, sizeof c),
-         fmt_pct(incl, raw ? self->incl_raw : self->incl, d, sizeof d), mark, name);
+  double incl = raw ? e->incl_raw : e->incl, whole = raw ? self->incl_raw : self->incl;
+  int used = printf("%12s %10s %10s ", fmt_count(e->calls, a, sizeof a), fmt_ns(incl, b, sizeof b),
+                    fmt_ns(raw ? e->excl_raw : e->excl, c, sizeof c));
+  int hot = e == self ? -1 : disp_pct_kind(incl, whole);
+  printf("%s%7s%s  %s", hot < 0 ? "" : disp_on(hot), fmt_pct(incl, whole, d, sizeof d),
+         hot < 0 ? "" : disp_off(), mark);
+  disp_name(stdout, name, where, (size_t)used + 9 + strlen(mark));
+  putchar('\n');
 }
 
-int calls_main(int argc, char **argv, int callees)
+/* Every function FUNC names: those whose name equals it, or else those
+** whose name contains it. Returns how many, written to out (nfuncs slots). */
+static uint32_t find_funcs(const struct profile *p, const char *want, uint32_t *out)
 {
-  const char *cmd = callees ? "callees" : "callers";
-  static const struct option longopts[] = {
-    { "raw", no_argument, NULL, 'r' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
-  int raw = 0, c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":rh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'r': raw = 1; break;
-    case 'h':
-      printf(usage_fmt, cmd, callees ? "What FUNC calls: per callee, the calls made from FUNC and "
-                                       "the time spent in them."
-                                     : "Who calls FUNC: per caller, the calls it made to FUNC and "
-                                       "the time FUNC spent on them.");
-      return 0;
-    default: return tool_bad_option(cmd, argv, c);
-    }
-  }
-  if (argc - optind < 2)
-    return 1 + tool_error("%s: %s (usage: capprof %s FUNC DUMP...)", cmd,
-                          optind < argc ? "no dump given" : "no function given", cmd);
-  const char *want = argv[optind];
-  struct profile *p = prof_load_all(argc - optind - 1, argv + optind + 1);
-  if (!p) return 1;
-  uint32_t f = prof_find_func(p, want);
-  if (f == PROF_NONE) {
-    prof_free(p);
-    return tool_error("%s: no function named '%s' in the profile", cmd, want);
-  }
+  uint32_t n = 0;
+  for (uint32_t f = 0; f < p->nfuncs; f++)
+    if (p->funcs[f].calls && !strcmp(p->funcs[f].name, want)) out[n++] = f;
+  if (n) return n;
+  for (uint32_t f = 0; f < p->nfuncs; f++)
+    if (p->funcs[f].calls && !p->funcs[f].synthetic && strstr(p->funcs[f].name, want))
+      out[n++] = f;
+  return n;
+}
+
+/* The callers or callees section of function f. 0, or 1 after an error. */
+static int show(const struct profile *p, uint32_t f, int callees, int raw)
+{
   struct edge *e = calloc(p->nfuncs, sizeof *e);
   uint32_t *order = malloc(p->nfuncs * sizeof *order), n = 0;
   uint32_t *active = calloc(p->nfuncs, sizeof *active);
-  int rc = 0;
-  if (!e || !order || !active) {
-    free(e); free(order); free(active); prof_free(p);
-    return tool_error("out of memory");
-  }
+  int rc = !e || !order || !active ? CAPPROF_ENOMEM : 0;
   /* callers: each node of f adds to its parent's function; callees: each
   ** child of a node of f adds to the child's function. */
   for (uint32_t k = 0; k < p->nthreads && rc == 0; k++)
     rc = add_edges(&p->threads[k], f, callees, e, active);
   if (rc) {
-    free(e); free(order); free(active); prof_free(p);
+    free(e); free(order); free(active);
     return tool_error("out of memory");
   }
   for (uint32_t g = 0; g < p->nfuncs; g++)
@@ -145,23 +135,83 @@ int calls_main(int argc, char **argv, int callees)
 
   const struct prof_func *fn = &p->funcs[f];
   struct edge self = { fn->calls, fn->t.incl, fn->t.excl, fn->t.incl_raw, fn->t.excl_raw };
-  printf("%12s %10s %10s %7s  %s\n", "calls", "incl", "self", "incl%", "function");
+  printf("%s%12s %10s %10s %7s  %s%s\n", disp_on(DISP_HEADER), "calls", "incl", "self", "incl%",
+         "function", disp_off());
   if (!callees) {
     for (uint32_t i = 0; i < n; i++)
-      line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name,
+      line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name, "",
            &e[order[i]], &self, raw);
   }
-  char where[512] = "";
+  char where[600] = "";
   if (fn->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
-  char title[1024];
-  snprintf(title, sizeof title, "%s%s", fn->name, where);
-  line("", title, &self, &self, raw);
+  else if (fn->module[0]) snprintf(where, sizeof where, "  (%s)", fn->module);
+  line("", fn->name, where, &self, &self, raw);
   if (callees) {
-    for (uint32_t i = 0; i < n; i++) line("  ", p->funcs[order[i]].name, &e[order[i]], &self, raw);
+    for (uint32_t i = 0; i < n; i++) line("  ", p->funcs[order[i]].name, "", &e[order[i]], &self, raw);
   }
   free(e);
   free(order);
   free(active);
-  prof_free(p);
   return 0;
+}
+
+int calls_main(int argc, char **argv, int callees)
+{
+  const char *cmd = callees ? "callees" : "callers";
+  static const struct option longopts[] = {
+    { "all", no_argument, NULL, 'a' },
+    { "raw", no_argument, NULL, 'r' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int raw = 0, all = 0, c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":arh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'a': all = 1; break;
+    case 'r': raw = 1; break;
+    case 'h':
+      printf(usage_fmt, cmd, callees ? "What FUNC calls: per callee, the calls made from FUNC and "
+                                       "the time spent in them."
+                                     : "Who calls FUNC: per caller, the calls it made to FUNC and "
+                                       "the time FUNC spent on them.");
+      fputs(display_help, stdout);
+      return 0;
+    default: return tool_bad_option(cmd, argv, c);
+    }
+  }
+  if (argc - optind < 2)
+    return 1 + tool_error("%s: %s (usage: capprof %s FUNC DUMP...)", cmd,
+                          optind < argc ? "no dump given" : "no function given", cmd);
+  const char *want = argv[optind];
+  struct profile *p = prof_load_all(argc - optind - 1, argv + optind + 1);
+  if (!p) return 1;
+  uint32_t *match = malloc(((size_t)p->nfuncs + 1) * sizeof *match);
+  if (!match) { prof_free(p); return tool_error("out of memory"); }
+  uint32_t n = find_funcs(p, want, match);
+  int rc = 0;
+  if (n == 0) {
+    rc = tool_error("%s: no function named '%s' in the profile", cmd, want);
+  } else if (n > 1 && !all) {
+    /* Never pick one silently: name them all, on stderr, and fail. */
+    tool_error("%s: '%s' matches %u functions; give one exactly, or --all for each:", cmd, want, n);
+    for (uint32_t i = 0; i < n; i++) {
+      const struct prof_func *fn = &p->funcs[match[i]];
+      if (fn->file)
+        tool_error("  %s  (%s:%u, %s)", fn->name, sym_base_name(fn->file), fn->line,
+                   fn->module[0] ? fn->module : "no module");
+      else
+        tool_error("  %s  (%s)", fn->name, fn->module[0] ? fn->module : "no module");
+    }
+    rc = 1;
+  } else {
+    display_start(1);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+      if (i) putchar('\n');
+      rc = show(p, match[i], callees, raw);
+    }
+  }
+  free(match);
+  prof_free(p);
+  return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "display.h"
 #include "symbols.h"
 #include "tool.h"
 
@@ -32,11 +33,13 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
              "Programs are profiled by building them with -finstrument-functions\n"
-             "(or /Gh /GH) and linking libcapprof; see docs/.\n");
+             "(or /Gh /GH) and linking libcapprof; see docs/ and 'man capprof'.\n\n");
+  fputs(display_help, f);
 }
 
 int main(int argc, char **argv)
 {
+  if (display_options(&argc, argv) != 0) return 2;
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -46,12 +49,13 @@ int main(int argc, char **argv)
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("capprof %d.%d\n", CAPPROF_VERSION_MAJOR, CAPPROF_VERSION_MINOR);
+    printf("capprof %s\n", CAPPROF_VERSION_STRING);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(argv[1], commands[i].name)) continue;
     int status = commands[i].run(argc - 1, argv + 1);
+    display_end();
     /* Output was written, but some module was missing or rebuilt. */
     return status == 0 && sym_had_problems() ? 3 : status;
   }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
 #include "profile.h"
 #include "tool.h"
 
@@ -29,6 +30,9 @@ static const char usage[] =
   "  -s, --sort=KEY   self (default), incl or calls: the change to sort by\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
+  "  -k, --keep-modules  match functions by name and module only: by default\n"
+  "                   a function of BASE's executable also matches the same\n"
+  "                   name in NEW's executable when the two are named apart\n"
   "  -h, --help       this text\n";
 
 struct row {
@@ -72,17 +76,18 @@ int cmd_diff(int argc, char **argv)
     { "sort", required_argument, NULL, 's' },
     { "limit", required_argument, NULL, 'n' },
     { "raw", no_argument, NULL, 'r' },
+    { "keep-modules", no_argument, NULL, 'k' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, c, sep = 0;
+  int raw = 0, c, sep = 0, keep = 0;
   sort_key = 0;
   opterr = 0;
   for (int i = 1; i < argc && !sep; i++)
     if (!strcmp(argv[i], "--")) sep = i;
   int nopt = sep ? sep : argc;           /* options before '--' only */
-  while ((c = getopt_long(nopt, argv, ":s:n:rh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(nopt, argv, ":s:n:rkh", longopts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (!strcmp(optarg, "self")) sort_key = 0;
@@ -92,7 +97,8 @@ int cmd_diff(int argc, char **argv)
       break;
     case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
-    case 'h': fputs(usage, stdout); return 0;
+    case 'k': keep = 1; break;
+    case 'h': fputs(usage, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("diff", argv, c);
     }
   }
@@ -101,7 +107,7 @@ int cmd_diff(int argc, char **argv)
       return 1 + tool_error("diff: wants dumps on both sides of '--' "
                             "(usage: capprof diff BASE... -- NEW...)");
     return diff_runs(argv + optind, sep - optind, argv + sep + 1, argc - sep - 1, sort_key,
-                     raw, limit);
+                     raw, limit, keep);
   }
   if (argc - optind != 2)
     return 1 + tool_error("diff: wants two dumps (usage: capprof diff BASE NEW)");
@@ -115,14 +121,14 @@ int cmd_diff(int argc, char **argv)
   for (uint32_t f = 0; f < b->nfuncs; f++) {
     const struct prof_func *nf = &b->funcs[f];
     if (nf->synthetic) continue;
-    uint32_t g = prof_lookup(a, nf->name, nf->module);
+    uint32_t g = prof_lookup_in(a, b, f, keep);
     rows[n].new = nf;
     rows[n].base = g == PROF_NONE ? NULL : &a->funcs[g];
     n++;
   }
   for (uint32_t g = 0; g < a->nfuncs; g++) {
     const struct prof_func *of = &a->funcs[g];
-    if (!of->synthetic && prof_lookup(b, of->name, of->module) == PROF_NONE)
+    if (!of->synthetic && prof_lookup_in(b, a, g, keep) == PROF_NONE)
       rows[n++].base = of;
   }
   for (size_t i = 0; i < n; i++) {
@@ -135,21 +141,24 @@ int cmd_diff(int argc, char **argv)
   }
   qsort(rows, n, sizeof *rows, by_impact);
 
-  printf("%14s %14s %8s %10s %8s %10s %8s  %s\n", "calls before", "calls after", "change",
-         "self", "change", "incl", "change", "function");
+  display_start(1);
+  printf("%s%14s %14s %8s %10s %8s %10s %8s  %s%s\n", disp_on(DISP_HEADER), "calls before",
+         "calls after", "change", "self", "change", "incl", "change", "function", disp_off());
   char s1[32], s2[32], s3[32], s4[48], s5[32], s6[48], s7[32];
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct row *r = &rows[i];
     const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
                             *y = r->new ? &r->new->t : &none;
     uint64_t cb = r->base ? r->base->calls : 0, ca = r->new ? r->new->calls : 0;
-    printf("%14s %14s %8s %10s %8s %10s %8s  %s%s\n", fmt_count(cb, s1, sizeof s1),
+    int used = printf("%14s %14s %8s %10s %8s %10s %8s  ", fmt_count(cb, s1, sizeof s1),
            fmt_count(ca, s2, sizeof s2), change((double)cb, (double)ca, s3, sizeof s3),
            signed_ns(r->d_excl, s4, sizeof s4),
            change(raw ? x->excl_raw : x->excl, raw ? y->excl_raw : y->excl, s5, sizeof s5),
            signed_ns(r->d_incl, s6, sizeof s6),
-           change(raw ? x->incl_raw : x->incl, raw ? y->incl_raw : y->incl, s7, sizeof s7),
-           r->new ? r->new->name : r->base->name, r->new ? (r->base ? "" : "  [new]") : "  [gone]");
+           change(raw ? x->incl_raw : x->incl, raw ? y->incl_raw : y->incl, s7, sizeof s7));
+    disp_name(stdout, r->new ? r->new->name : r->base->name,
+              r->new ? (r->base ? "" : "  [new]") : "  [gone]", (size_t)used);
+    putchar('\n');
   }
   free(rows);
   prof_free(a);

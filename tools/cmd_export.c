@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "filter.h"
 #include "tool.h"
 
 static const struct exporter *const formats[] = {
@@ -49,13 +50,18 @@ int cmd_export(int argc, char **argv)
     { "output", required_argument, NULL, 'o' },
     { "per-thread", no_argument, NULL, 'P' },
     { "help", no_argument, NULL, 'h' },
+    FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   const struct exporter *ex = NULL;
   const char *out = NULL;
   int c;
+  struct filter flt = { 0 };
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":f:o:ht:", longopts, NULL)) != -1) {
+    int fo = filter_option("export", c, optarg, &flt);
+    if (fo < 0) return 2;
+    if (fo) continue;
     switch (c) {
     case 'f':
       ex = NULL;
@@ -67,7 +73,7 @@ int cmd_export(int argc, char **argv)
       break;
     case 'o': out = optarg; break;
     case 'P': export_opts.per_thread = 1; break;
-    case 'h': usage(); return 0;
+    case 'h': usage(); fputs(filter_help, stdout); return 0;
     default: return tool_bad_option("export", argv, c);
     }
   }
@@ -79,6 +85,7 @@ int cmd_export(int argc, char **argv)
     return 1 + tool_error("export: no dump given (usage: capprof export --format=F DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   FILE *f = tool_open_out(out);
   int rc = f ? ex->write(f, p) : 1;
   if (f && tool_close_out(f, out) != 0 && !rc) rc = 1;

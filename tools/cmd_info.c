@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "display.h"
 #include "symbols.h"
 #include "tool.h"
 #include "zones.h"
@@ -171,6 +172,7 @@ int cmd_info(int argc, char **argv)
     return 0;
   }
   if (optind >= argc) return 1 + tool_error("info: no dump given (usage: capprof info DUMP...)");
+  display_start(1);
   int status = 0;
   for (int i = optind; i < argc; i++) {
     struct cpd_dump *d = tool_load(argv[i]);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
+#include "filter.h"
 #include "profile.h"
 #include "runs.h"
 #include "symbols.h"
@@ -233,16 +235,18 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   printf("Per function: mean per run, sample standard deviation and range across runs\n"
          "(self time), and the number of runs it appears in. self: exclusive time;\n"
          "incl: inclusive time (outermost calls of a recursion); calls: mean per run.\n");
-  printf("%10s %9s %10s %10s %10s %9s %12s %5s  %s\n", "self", "sd", "min run", "max run",
-         "incl", "sd", "calls", "runs", "function");
+  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), "self", "sd",
+         "min run", "max run", "incl", "sd", "calls", "runs", "function", disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
-    printf("%10s %9s %10s %10s %10s %9s %12s %2u/%-2u  %s%s\n", fmt_ns(s[0].mean, a, sizeof a),
-           fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
-           fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
-           fmt_ns(s[1].sd, g, sizeof g), fmt_mean(s[2].mean, h, sizeof h), rt.present[f],
-           rt.nruns, p->funcs[f].name, p->funcs[f].zone ? "  [zone]" : "");
+    int used = printf("%10s %9s %10s %10s %10s %9s %12s %2u/%-2u  ", fmt_ns(s[0].mean, a, sizeof a),
+                      fmt_ns(s[0].sd, b, sizeof b), fmt_ns(s[0].min, c, sizeof c),
+                      fmt_ns(s[0].max, d, sizeof d), fmt_ns(s[1].mean, e, sizeof e),
+                      fmt_ns(s[1].sd, g, sizeof g), fmt_mean(s[2].mean, h, sizeof h),
+                      rt.present[f], rt.nruns);
+    disp_name(stdout, p->funcs[f].name, p->funcs[f].zone ? "  [zone]" : "", (size_t)used);
+    putchar('\n');
   }
   free(st);
   free(order);
@@ -260,12 +264,17 @@ int cmd_report(int argc, char **argv)
     { "sum", no_argument, NULL, 'S' },
     { "samples", no_argument, NULL, 'P' },
     { "help", no_argument, NULL, 'h' },
+    FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
   int raw = 0, key = 0, sum = 0, samples = 0, c;
+  struct filter flt = { 0 };
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":s:n:rh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":s:n:rht:", longopts, NULL)) != -1) {
+    int fo = filter_option("report", c, optarg, &flt);
+    if (fo < 0) return 2;
+    if (fo) continue;
     switch (c) {
     case 's':
       for (key = 0; sort_keys[key].name && strcmp(sort_keys[key].name, optarg); key++) {}
@@ -278,7 +287,7 @@ int cmd_report(int argc, char **argv)
     case 'r': raw = 1; break;
     case 'S': sum = 1; break;
     case 'P': samples = 1; break;
-    case 'h': fputs(usage, stdout); return 0;
+    case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
     }
   }
@@ -286,6 +295,9 @@ int cmd_report(int argc, char **argv)
     return 1 + tool_error("report: no dump given (usage: capprof report DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  flt.raw = raw;
+  if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
+  display_start(1);
   if (samples) {
     int rc = report_samples(p, limit);
     prof_free(p);
@@ -305,7 +317,7 @@ int cmd_report(int argc, char **argv)
   for (uint32_t i = 0; i < p->nthreads; i++)
     total += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    if (p->funcs[f].synthetic && p->funcs[f].calls == 0) continue;
+    if (p->funcs[f].calls == 0) continue;        /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
     calls += p->funcs[f].calls;
     order[n++] = f;
@@ -323,27 +335,38 @@ int cmd_report(int argc, char **argv)
   if (cpu)
     printf("cpu self, cpu incl: CPU time from the samples charged to the function's call paths\n"
            "(samples x interval); cpu/incl: cpu incl as a share of incl.\n");
-  printf("%6s %10s %10s %12s %10s %10s %10s %10s", "self%", "self", "incl", "calls",
-         "self/call", "incl/call", "incl min", "incl max");
-  if (cpu) printf(" %10s %10s %8s", "cpu self", "cpu incl", "cpu/incl");
-  printf("  function\n");
+  if (cpu)
+    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %10s %10s %8s  %s%s\n", disp_on(DISP_HEADER),
+           "self%", "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max",
+           "cpu self", "cpu incl", "cpu/incl", "function", disp_off());
+  else
+    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
+           "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
+           disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     double self = raw ? f->t.excl_raw : f->t.excl;
-    printf("%6s %10s %10s %12s %10s %10s %10s %10s", fmt_pct(self, total, a, sizeof a),
-           fmt_ns(self, b, sizeof b), fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d),
-           fmt_count(f->calls, e, sizeof e), fmt_ns(prof_per_call(self, f->calls), m, sizeof m),
-           fmt_ns(avg(f, raw), g, sizeof g), fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
-           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
+    int hot = disp_pct_kind(self, total);
+    printf("%s%6s%s", hot < 0 ? "" : disp_on(hot), fmt_pct(self, total, a, sizeof a),
+           hot < 0 ? "" : disp_off());
+    int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ", fmt_ns(self, b, sizeof b),
+                          fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d),
+                          fmt_count(f->calls, e, sizeof e),
+                          fmt_ns(prof_per_call(self, f->calls), m, sizeof m),
+                          fmt_ns(avg(f, raw), g, sizeof g),
+                          fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
+                          fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
     if (cpu) {
       char x[32], y[32], z[32];
-      printf(" %10s %10s %8s", fmt_ns(f->s.cpu_self, x, sizeof x), fmt_ns(f->s.cpu_incl, y, sizeof y),
-             fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
+      used += printf("%10s %10s %8s  ", fmt_ns(f->s.cpu_self, x, sizeof x),
+                     fmt_ns(f->s.cpu_incl, y, sizeof y),
+                     fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
     }
-    printf("  %s", f->name);
-    if (f->zone) printf("  [zone]");
-    else if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
-    else if (f->module[0] && !f->synthetic) printf("  (%s)", f->module);
+    char where[600] = "";
+    if (f->zone) snprintf(where, sizeof where, "  [zone]");
+    else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);
+    else if (f->module[0] && !f->synthetic) snprintf(where, sizeof where, "  (%s)", f->module);
+    disp_name(stdout, f->name, where, (size_t)used);
     putchar('\n');
   }
   free(order);

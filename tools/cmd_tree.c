@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
+#include "filter.h"
 #include "profile.h"
 #include "symbols.h"
 #include "tool.h"
@@ -29,7 +31,6 @@ static const char usage[] =
   "call tree of its sampled stacks instead, with CPU times from samples.\n"
   "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
-  "  -t, --thread=TID|NAME  only the threads with this id or name\n"
   "  -d, --depth=N        show N levels of calls (default: all)\n"
   "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
   "  -s, --sort=KEY       order siblings by total (default), calls or name\n"
@@ -78,12 +79,16 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   if (t->sampled) {
     printf("  sampled call tree (no hooks in this thread): times are CPU time from samples\n");
-    printf("%12s %10s %10s %6s  %s\n", "samples", "cpu incl", "cpu self", "incl%", "function");
+    printf("%s%12s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "samples", "cpu incl",
+           "cpu self", "incl%", "function", disp_off());
+  } else if (o->samples) {
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %9s %10s %8s %6s  %s%s\n", disp_on(DISP_HEADER),
+           "calls", "incl", "self", "incl/call", "self/call", "incl min", "incl max", "samples",
+           "cpu incl", "cpu/incl", "incl%", "function", disp_off());
   } else {
-    printf("%12s %10s %10s %10s %10s %10s %10s %6s", "calls", "incl", "self", "incl/call",
-           "self/call", "incl min", "incl max", "incl%");
-    if (o->samples) printf(" %9s %10s %8s", "samples", "cpu incl", "cpu/incl");
-    printf("  function\n");
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "calls",
+           "incl", "self", "incl/call", "self/call", "incl min", "incl max", "incl%", "function",
+           disp_off());
   }
 
   /* Depth-first with an explicit stack of (node, depth); children are
@@ -105,33 +110,42 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       double incl = o->raw ? n->t.incl_raw : n->t.incl;
       double excl = o->raw ? n->t.excl_raw : n->t.excl;
       const struct prof_func *fn = &p->funcs[n->func];
+      int used;
       if (t->sampled) {
-        printf("%12s %10s %10s %6s  ", fmt_count(n->s.incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
-               fmt_ns(excl, c, sizeof c), fmt_pct(incl, total, g, sizeof g));
+        used = printf("%12s %10s %10s ", fmt_count(n->s.incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
+                      fmt_ns(excl, c, sizeof c));
       } else {
-        printf("%12s %10s %10s %10s %10s %10s %10s %6s", fmt_count(n->calls, a, sizeof a),
-               fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-               fmt_ns(prof_per_call(incl, n->calls), d, sizeof d),
-               fmt_ns(prof_per_call(excl, n->calls), h, sizeof h),
-               fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
-               fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f),
-               fmt_pct(incl, total, g, sizeof g));
+        used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
+                      fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
+                      fmt_ns(prof_per_call(incl, n->calls), d, sizeof d),
+                      fmt_ns(prof_per_call(excl, n->calls), h, sizeof h),
+                      fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
+                      fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)
-          printf(" %9s %10s %8s", fmt_count(n->s.incl, a, sizeof a),
-                 fmt_ns(n->s.cpu_incl, b, sizeof b), fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
-        fputs("  ", stdout);
+          used += printf("%9s %10s %8s ", fmt_count(n->s.incl, a, sizeof a),
+                         fmt_ns(n->s.cpu_incl, b, sizeof b),
+                         fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
       }
+      int hot = disp_pct_kind(incl, total);
+      printf("%s%6s%s  ", hot < 0 ? "" : disp_on(hot), fmt_pct(incl, total, g, sizeof g),
+             hot < 0 ? "" : disp_off());
+      used += 8;
       static const char indent[] = "                                        "
                                    "                                        ";
       uint32_t dep = depth[i] - 1;
-      if (dep > 40) printf("[%u] ", dep);
+      if (dep > 40) used += printf("[%u] ", dep);
       fwrite(indent, 1, 2 * (dep > 40 ? 40 : dep), stdout);
-      fputs(fn->name, stdout);
+      used += 2 * (dep > 40 ? 40 : dep);
+      char where[600] = "";
+      size_t wl = 0;
       if (o->location && fn->file)
-        printf("  (%s:%u)", sym_base_name(fn->file), fn->line);
+        wl = (size_t)snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
       else if (o->location && fn->module[0])
-        printf("  (%s)", fn->module);
-      fputs(n->flags & CPD_NODE_OPEN ? " [still running]\n" : "\n", stdout);
+        wl = (size_t)snprintf(where, sizeof where, "  (%s)", fn->module);
+      if (n->flags & CPD_NODE_OPEN && wl < sizeof where)
+        snprintf(where + wl, sizeof where - wl, " [still running]");
+      disp_name(stdout, fn->name, where, (size_t)used);
+      putchar('\n');
     }
     if (o->depth >= 0 && depth[i] >= o->depth) continue;
     size_t k = 0;
@@ -159,14 +173,6 @@ out:
   free(tmp);
 }
 
-static int thread_matches(const struct prof_thread *t, const char *sel)
-{
-  char *end;
-  unsigned long long tid = strtoull(sel, &end, 10);
-  if (*sel && !*end && tid == t->tid) return 1;
-  return !strcmp(t->name, sel);
-}
-
 int cmd_tree(int argc, char **argv)
 {
   static const struct option longopts[] = {
@@ -178,16 +184,19 @@ int cmd_tree(int argc, char **argv)
     { "location", no_argument, NULL, 'l' },
     { "raw", no_argument, NULL, 'r' },
     { "help", no_argument, NULL, 'h' },
+    FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   struct opts o = { -1, 0, 0, 0, 0, 0 };
   int merge = 0, c;
-  const char *thread = NULL;
+  struct filter flt = { 0 };
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":mt:d:p:s:lrh", longopts, NULL)) != -1) {
+    int fo = filter_option("tree", c, optarg, &flt);
+    if (fo < 0) return 2;
+    if (fo) continue;
     switch (c) {
     case 'm': merge = 1; break;
-    case 't': thread = optarg; break;
     case 'd': if (tool_parse_num("tree", "--depth", optarg, 1e9, &o.depth)) return 2; break;
     case 'p': if (tool_parse_num("tree", "--prune", optarg, 100, &o.prune)) return 2; break;
     case 's':
@@ -198,13 +207,15 @@ int cmd_tree(int argc, char **argv)
       break;
     case 'l': o.location = 1; break;
     case 'r': o.raw = 1; break;
-    case 'h': fputs(usage, stdout); return 0;
+    case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("tree", argv, c);
     }
   }
   if (optind >= argc) return 1 + tool_error("tree: no dump given (usage: capprof tree DUMP...)");
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  flt.raw = o.raw;
+  if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   o.samples = p->node_samples > 0;
   if (o.samples) {
     for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
@@ -214,11 +225,9 @@ int cmd_tree(int argc, char **argv)
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;
   if (!sel) { prof_free(p); return tool_error("out of memory"); }
-  for (uint32_t i = 0; i < p->nthreads; i++)
-    if (!thread || thread_matches(&p->threads[i], thread)) sel[n++] = i;
-  if (thread && !n) {
-    status = tool_error("tree: no thread has the id or name '%s'", thread);
-  } else if (merge) {
+  for (uint32_t i = 0; i < p->nthreads; i++) sel[n++] = i;
+  display_start(1);
+  if (merge) {
     struct prof_thread m;
     if (prof_merge_threads(p, sel, n, &m) != 0) {
       status = tool_error("out of memory");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display.h"
 #include "profile.h"
 #include "runs.h"
 #include "tool.h"
@@ -55,7 +56,8 @@ static const char *pm(double mean, double sd, int count, char *buf, size_t n)
   return buf;
 }
 
-int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit)
+int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit,
+              int keep_modules)
 {
   struct profile *a = prof_load_all(nbase, base);
   if (!a) return 1;
@@ -71,7 +73,7 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
   size_t n = 0;
   for (uint32_t f = 0; f < b->nfuncs; f++) {
     if (b->funcs[f].synthetic || !rb.present[f]) continue;
-    uint32_t g = prof_lookup(a, b->funcs[f].name, b->funcs[f].module);
+    uint32_t g = prof_lookup_in(a, b, f, keep_modules);
     rows[n].name = b->funcs[f].name;
     rows[n].zone = b->funcs[f].zone;
     fill(&ra, g, rows[n].a);
@@ -80,7 +82,7 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
   }
   for (uint32_t g = 0; g < a->nfuncs; g++) {
     if (a->funcs[g].synthetic || !ra.present[g]) continue;
-    uint32_t f = prof_lookup(b, a->funcs[g].name, a->funcs[g].module);
+    uint32_t f = prof_lookup_in(b, a, g, keep_modules);
     if (f != PROF_NONE && rb.present[f]) continue;
     rows[n].name = a->funcs[g].name;
     rows[n].zone = a->funcs[g].zone;
@@ -94,13 +96,15 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
                                        &rows[i].t);
   qsort(rows, n, sizeof *rows, by_change);
 
+  display_start(1);
   printf("%u run%s before, %u run%s after%s. %s per function: mean per run +- sample\n"
          "standard deviation across runs. A change is 'real' when it exceeds the\n"
          "run-to-run spread (Welch's t test, 95%%), 'noise' when it does not%s.\n",
          ra.nruns, ra.nruns == 1 ? "" : "s", rb.nruns, rb.nruns == 1 ? "" : "s",
          raw ? " (raw times)" : "", key == 0 ? "Self time" : key == 1 ? "Incl time" : "Calls",
          ra.nruns < 2 || rb.nruns < 2 ? "; each side needs two runs or more for a verdict" : "");
-  printf("%22s %22s %10s %8s %7s  %s\n", "before", "after", "change", "t", "verdict", "function");
+  printf("%s%22s %22s %10s %8s %7s  %s%s\n", disp_on(DISP_HEADER), "before", "after", "change", "t",
+         "verdict", "function", disp_off());
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct drow *r = &rows[i];
     char x[80], y[80], d[48], t[16];
@@ -114,10 +118,12 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
     if (r->verdict < 0) snprintf(t, sizeof t, "-");
     else if (isinf(r->t)) snprintf(t, sizeof t, "%sinf", r->t < 0 ? "-" : "");
     else snprintf(t, sizeof t, "%.2f", r->t);
-    printf("%22s %22s %10s %8s %7s  %s%s\n", pm(r->a[key].mean, r->a[key].sd, key == 2, x, sizeof x),
-           pm(r->b[key].mean, r->b[key].sd, key == 2, y, sizeof y), d, t,
-           r->verdict < 0 ? "-" : r->verdict ? "real" : dm == 0 ? "same" : "noise", r->name,
-           r->zone ? "  [zone]" : "");
+    int used = printf("%22s %22s %10s %8s %7s  ",
+                      pm(r->a[key].mean, r->a[key].sd, key == 2, x, sizeof x),
+                      pm(r->b[key].mean, r->b[key].sd, key == 2, y, sizeof y), d, t,
+                      r->verdict < 0 ? "-" : r->verdict ? "real" : dm == 0 ? "same" : "noise");
+    disp_name(stdout, r->name, r->zone ? "  [zone]" : "", (size_t)used);
+    putchar('\n');
   }
   free(rows);
 out_b:

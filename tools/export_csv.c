@@ -121,7 +121,7 @@ static int write_csv(FILE *f, const struct profile *p)
     return 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (!p->funcs[i].synthetic || p->funcs[i].calls) order[n++] = i;
+    if (p->funcs[i].calls || (runs && rt.present[i])) order[n++] = i;
   sort_prof = p;
   qsort(order, n, sizeof *order, by_self);
   for (uint32_t k = 0; k < n; k++) {

@@ -5,6 +5,8 @@
 */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "export.h"
 #include "tool.h"
@@ -35,18 +37,15 @@ void json_string(FILE *f, const char *str)
   putc('"', f);
 }
 
-/* ,"key":value with value a whole number of ns (no printf: a million
-** nodes make ten million numbers). */
-static void num(FILE *f, const char *key, double v)
+/* Append key and v (a whole number of ns) to buf at *o; no printf: a
+** million nodes make twelve million numbers. */
+static void num(char *buf, size_t *o, const char *key, double v)
 {
-  char buf[32];
-  fputs(key, f);
-  if (v >= 0 && v < 1e18) {
-    fmt_u64((uint64_t)(v + 0.5), buf, sizeof buf);
-    fputs(buf, f);
-  } else {
-    fprintf(f, "%.0f", v > 0 ? v : 0);
-  }
+  size_t k = strlen(key);
+  memcpy(buf + *o, key, k);
+  *o += k;
+  if (v >= 0 && v < 1e18) *o += fmt_u64((uint64_t)(v + 0.5), buf + *o, 24);
+  else *o += (size_t)snprintf(buf + *o, 32, "%.0f", v > 0 ? v : 0);
 }
 
 /* The calls and the times of a function or a node, in the names every
@@ -55,29 +54,31 @@ static void num(FILE *f, const char *key, double v)
 static void times(FILE *f, uint64_t calls, const struct prof_times *t, double incl_all,
                   double incl_all_raw)
 {
-  char buf[32];
-  fmt_u64(calls, buf, sizeof buf);
-  fputs("\"calls\":", f);
-  fputs(buf, f);
-  num(f, ",\"self_ns\":", t->excl);
-  num(f, ",\"incl_ns\":", t->incl);
-  num(f, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
-  num(f, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
-  num(f, ",\"incl_min_ns\":", t->min);
-  num(f, ",\"incl_max_ns\":", t->max);
-  num(f, ",\"self_ns_raw\":", t->excl_raw);
-  num(f, ",\"incl_ns_raw\":", t->incl_raw);
-  num(f, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
-  num(f, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
-  num(f, ",\"incl_min_ns_raw\":", t->min_raw);
-  num(f, ",\"incl_max_ns_raw\":", t->max_raw);
+  char buf[1024];
+  size_t o = 0;
+  memcpy(buf, "\"calls\":", 8);
+  o = 8;
+  o += fmt_u64(calls, buf + o, 24);
+  num(buf, &o, ",\"self_ns\":", t->excl);
+  num(buf, &o, ",\"incl_ns\":", t->incl);
+  num(buf, &o, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
+  num(buf, &o, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
+  num(buf, &o, ",\"incl_min_ns\":", t->min);
+  num(buf, &o, ",\"incl_max_ns\":", t->max);
+  num(buf, &o, ",\"self_ns_raw\":", t->excl_raw);
+  num(buf, &o, ",\"incl_ns_raw\":", t->incl_raw);
+  num(buf, &o, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
+  num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
+  num(buf, &o, ",\"incl_min_ns_raw\":", t->min_raw);
+  num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
+  fwrite(buf, 1, o, f);
 }
 
-/* Whether a function (or a node of it) is written: the placeholders of the
-** runtime's overflow paths are left out until a call lands in them. */
-static int listed(const struct prof_func *fn)
+/* Whether node n is written: the placeholders of the runtime's overflow
+** paths are left out until a call lands in them. */
+static int node_listed(const struct profile *p, const struct prof_node *n)
 {
-  return !fn->synthetic || fn->calls;
+  return n->calls || !p->funcs[n->func].synthetic;
 }
 
 /* Samples charged to a function or node (docs/tool.md): "samples" and
@@ -85,15 +86,13 @@ static int listed(const struct prof_func *fn)
 ** "cpu_self_ns" itself only. Written when the profile has samples. */
 static void samples(FILE *f, const struct prof_samples *s)
 {
-  char buf[32];
-  fmt_u64(s->incl, buf, sizeof buf);
-  fputs(",\"samples\":", f);
-  fputs(buf, f);
-  fmt_u64(s->self, buf, sizeof buf);
-  fputs(",\"self_samples\":", f);
-  fputs(buf, f);
-  num(f, ",\"cpu_ns\":", s->cpu_incl);
-  num(f, ",\"cpu_self_ns\":", s->cpu_self);
+  char buf[256];
+  size_t o = 0;
+  num(buf, &o, ",\"samples\":", (double)s->incl);
+  num(buf, &o, ",\"self_samples\":", (double)s->self);
+  num(buf, &o, ",\"cpu_ns\":", s->cpu_incl);
+  num(buf, &o, ",\"cpu_self_ns\":", s->cpu_self);
+  fwrite(buf, 1, o, f);
 }
 
 static int write_json(FILE *f, const struct profile *p)
@@ -123,10 +122,17 @@ static int write_json(FILE *f, const struct profile *p)
     putc('}', f);
   }
   fprintf(f, "],\n\"functions\":[");
+  /* Exactly the functions some written node names: every id resolves, and
+  ** functions a filter left without calls are not listed. */
+  unsigned char *used = calloc((size_t)p->nfuncs + 1, 1);
+  if (!used) return tool_error("export: out of memory");
+  for (uint32_t k = 0; k < p->nthreads; k++)
+    for (uint32_t i = 1; i < p->threads[k].nnodes; i++)
+      if (node_listed(p, &p->threads[k].nodes[i])) used[p->threads[k].nodes[i].func] = 1;
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
-    if (!listed(fn)) continue;
+    if (!used[i]) continue;
     fprintf(f, "%s\n{\"id\":%u,\"name\":", first ? "" : ",", i);
     first = 0;
     json_string(f, fn->name);
@@ -162,7 +168,7 @@ static int write_json(FILE *f, const struct profile *p)
       const struct prof_func *fn = &p->funcs[n->func];
       /* An unused placeholder has no calls and no children: skipping it
       ** leaves no dangling parent. */
-      if (!listed(fn) || (fn->synthetic && !n->calls)) continue;
+      if (!node_listed(p, n)) continue;
       fprintf(f, "%s\n{\"id\":%u,\"parent\":", any++ ? "," : "", i);
       if (n->parent == 0) fputs("null", f);
       else fprintf(f, "%u", n->parent);
@@ -178,6 +184,7 @@ static int write_json(FILE *f, const struct profile *p)
     fprintf(f, "]}");
   }
   fprintf(f, "]}\n");
+  free(used);
   return 0;
 }
 

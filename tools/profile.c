@@ -106,6 +106,25 @@ uint32_t prof_lookup(const struct profile *p, const char *name, const char *modu
   return PROF_NONE;
 }
 
+/* Whether module is the base name of one of p's executables. */
+static int is_exe(const struct profile *p, const char *module)
+{
+  for (uint32_t i = 0; i < p->ndumps; i++)
+    if (!strcmp(sym_base_name(p->dumps[i].d->exe), module)) return 1;
+  return 0;
+}
+
+uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, uint32_t f,
+                        int keep_modules)
+{
+  const struct prof_func *fn = &from->funcs[f];
+  uint32_t g = prof_lookup(to, fn->name, fn->module);
+  if (g != PROF_NONE || keep_modules || !fn->module[0] || !is_exe(from, fn->module)) return g;
+  for (uint32_t i = 0; i < to->ndumps && g == PROF_NONE; i++)
+    g = prof_lookup(to, fn->name, sym_base_name(to->dumps[i].d->exe));
+  return g;
+}
+
 /* Length of a valid UTF-8 sequence at s, or 0. */
 static int utf8_len(const unsigned char *s)
 {
@@ -645,6 +664,7 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
     const struct prof_thread *t = &p->threads[idx[k]];
     out->lost_calls += t->lost_calls;
     out->open_calls += t->open_calls;
+    out->sampled = k == 0 ? t->sampled : out->sampled && t->sampled;
     free(map);
     map = malloc((size_t)t->nnodes * sizeof *map);
     if (!map) goto oom;
@@ -664,6 +684,56 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
       add_times(&out->nodes[o], s, first);
       map[i] = o;
     }
+  }
+  free(map);
+  map_free(&paths);
+  return finish_tree(out, p->nfuncs);
+oom:
+  free(map);
+  map_free(&paths);
+  prof_thread_free(out);
+  return CAPPROF_ENOMEM;
+}
+
+int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
+                       const unsigned char *act, struct prof_thread *out)
+{
+  memset(out, 0, sizeof *out);
+  out->tid = t->tid;
+  out->dump = t->dump;
+  out->sampled = t->sampled;
+  out->lost_calls = t->lost_calls;
+  out->open_calls = t->open_calls;
+  out->name = strdup(t->name);
+  out->nodes = calloc(t->nnodes, sizeof *out->nodes);
+  uint32_t *map = malloc((size_t)t->nnodes * sizeof *map);
+  struct u64map paths;
+  int rc = map_init(&paths, t->nnodes);
+  if (!out->name || !out->nodes || !map || rc) goto oom;
+  out->nnodes = 1;
+  out->cap = t->nnodes;
+  out->nodes[0] = t->nodes[0];
+  out->nodes[0].parent = PROF_NONE;
+  out->nodes[0].calls = 0;
+  memset(&out->nodes[0].t, 0, sizeof out->nodes[0].t);
+  map[0] = 0;
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    const struct prof_node *s = &t->nodes[i];
+    uint32_t up = act[i] == PROF_REROOT ? 0 : map[s->parent];
+    if (up == PROF_NONE || act[i] == PROF_DROP) { map[i] = PROF_NONE; continue; }
+    if (act[i] == PROF_HIDE) { map[i] = up; continue; }
+    uint64_t key = (uint64_t)up << 32 | s->func;
+    size_t slot = map_slot(&paths, key);
+    uint32_t o = paths.vals[slot];
+    int first = o == PROF_NONE;
+    if (first) {
+      o = out->nnodes++;
+      out->nodes[o].func = s->func;
+      out->nodes[o].parent = up;
+      if (map_put(&paths, slot, key, o) != 0) goto oom;
+    }
+    add_times(&out->nodes[o], s, first);
+    map[i] = o;
   }
   free(map);
   map_free(&paths);

@@ -138,12 +138,32 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
                        struct prof_thread *out);
 void prof_thread_free(struct prof_thread *t);
 
+/* What prof_filter_thread does with a node (act[i] for node i >= 1). */
+enum prof_act {
+  PROF_KEEP,     /* under its parent's new node */
+  PROF_DROP,     /* left out with its subtree; its time stays in its parent */
+  PROF_HIDE,     /* merged into its parent: its children become the parent's */
+  PROF_REROOT,   /* a top-level call of the new tree */
+};
+/* A new tree from t, node by node as act says; siblings that end up with the
+** same function merge (calls and times summed, min and max combined). A
+** dropped node's subtree is dropped. Returns 0 or CAPPROF_ENOMEM; free the
+** result with prof_thread_free. */
+int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
+                       const unsigned char *act, struct prof_thread *out);
+
 /* Recompute the flat per-function totals from all threads of the profile. */
 void prof_flat(struct profile *p);
 
 /* The function index for (name, module), or PROF_NONE if absent. */
 uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);
 
+/* Function f of profile `from` in profile `to`: by name and module; unless
+** keep_modules, a function of from's executable also matches the same name
+** in to's executable whatever the two files are called (two builds of one
+** program named app-old and app-new). PROF_NONE if absent. */
+uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, uint32_t f,
+                        int keep_modules);
 /* A dump's sampling session and the CPU time one sample stands for; both
 ** NULL/0 when the dump has no process-wide sampling. */
 double prof_sample_ns(const struct cpd_dump *d);

@@ -22,7 +22,8 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 /* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */
-int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit);
+int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit,
+              int keep_modules);
 
 /* callers (callees = 0) and callees (1): the shared engine in calls.c. */
 int calls_main(int argc, char **argv, int callees);

@@ -30,6 +30,10 @@ add_test(NAME tool_e2e COMMAND sh ${TOOL_TESTS}/e2e.sh $<TARGET_FILE:capprof_too
   ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e
   $<TARGET_FILE:tool_gen_dump>)
 
+add_test(NAME tool_ui COMMAND sh ${TOOL_TESTS}/ui.sh $<TARGET_FILE:capprof_tool>
+  ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER} $<TARGET_FILE:capprof>
+  ${CMAKE_CURRENT_BINARY_DIR}/tool_ui)
+
 add_test(NAME tool_perf COMMAND sh ${TOOL_TESTS}/perf.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_perf)
 set_tests_properties(tool_perf PROPERTIES RUN_SERIAL TRUE)

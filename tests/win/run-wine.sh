@@ -158,7 +158,7 @@ awk -v h="$heavy" -v l="$light" 'BEGIN { r = h / l; printf "heavy %d light %d ra
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
-  src/sample.c src/win/os.c src/win/hooks.c src/win/ntprofile.c"
+  src/sample.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
@@ -183,10 +183,11 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
 # (found first through -Itools/win), no C++ demangler.
-TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c)
+TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c -e term_posix.c)
 for f in $TOOL_SRCS tools/win/getopt.c tools/win/demangle_none.c; do
   (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
-     -D_AMD64_ -Itools/win -Itools -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
+     -D_AMD64_ -DCAPPROF_VERSION_STRING=\"0\" -Itools/win -Itools \
+     -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
      /c /Fo"$OUT/cl.obj" -- "$f") >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl tool $f"; }
 done
 echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C files and tools/win compiled"

@@ -1,0 +1,177 @@
+/*
+** filter.c -- the filters of report, tree and export (filter.h): thread
+** selection, focus, hide and a time threshold, done as one rebuild of each
+** thread's tree (prof_filter_thread) before anything is printed or written.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "tool.h"
+
+const char filter_help[] =
+  "Filters:\n"
+  "  -t, --thread=TID|NAME  only the threads with this id or name\n"
+  "      --focus=FUNC     only FUNC's subtrees: its outermost calls become the\n"
+  "                       top-level calls (several --focus: any of them)\n"
+  "      --hide=FUNC      leave FUNC out, its time charged to its caller and\n"
+  "                       its callees moved up to the caller (repeatable)\n"
+  "      --time-filter=TIME  leave out call paths under TIME inclusive (e.g.\n"
+  "                       500ns, 20us, 1.5ms; their time stays in the caller)\n"
+  "  FUNC is a name as shown, or the name without its parameters, with * and\n"
+  "  ? as wildcards (quote them from the shell).\n";
+
+/* TIME with an optional unit ns, us, ms or s (default ns); -1 if bad. */
+static double parse_time(const char *s)
+{
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !(v >= 0) || v > 1e18) return -1;
+  if (!*end || !strcmp(end, "ns")) return v;
+  if (!strcmp(end, "us")) return v * 1e3;
+  if (!strcmp(end, "ms")) return v * 1e6;
+  if (!strcmp(end, "s")) return v * 1e9;
+  return -1;
+}
+
+int filter_option(const char *cmd, int c, const char *arg, struct filter *f)
+{
+  switch (c) {
+  case 't': f->thread = arg; return 1;
+  case 0x200:
+  case 0x201: {
+    int *n = c == 0x200 ? &f->nfocus : &f->nhide;
+    if (*n == FILTER_MAX) {
+      tool_error("%s: at most %d --%s options", cmd, FILTER_MAX, c == 0x200 ? "focus" : "hide");
+      return -1;
+    }
+    (c == 0x200 ? f->focus : f->hide)[(*n)++] = arg;
+    return 1;
+  }
+  case 0x202:
+    f->min_ns = parse_time(arg);
+    if (f->min_ns < 0) {
+      tool_error("%s: --time-filter wants a time such as 500ns, 20us, 1.5ms or 2s, not '%s'",
+                 cmd, arg);
+      return -1;
+    }
+    return 1;
+  default: return 0;
+  }
+}
+
+int filter_thread_matches(const struct prof_thread *t, const char *sel)
+{
+  char *end;
+  unsigned long long tid = strtoull(sel, &end, 10);
+  if (*sel && !*end && tid == t->tid) return 1;
+  return !strcmp(t->name, sel);
+}
+
+/* Glob match of p against s[0..n-1]: * any run, ? one byte. */
+static int glob(const char *p, const char *s, size_t n)
+{
+  const char *star = NULL, *mark = NULL, *end = s + n;
+  while (s < end) {
+    if (*p == '*') { star = p++; mark = s; continue; }
+    if (*p && (*p == '?' || *p == *s)) { p++; s++; continue; }
+    if (!star) return 0;
+    p = star + 1;
+    s = ++mark;
+  }
+  while (*p == '*') p++;
+  return !*p;
+}
+
+int filter_name_matches(const char *pattern, const char *name)
+{
+  size_t n = strlen(name);
+  if (glob(pattern, name, n)) return 1;
+  const char *paren = strchr(name, '(');
+  return paren && paren != name && glob(pattern, name, (size_t)(paren - name));
+}
+
+/* Which functions match any of the patterns: a new array of nfuncs flags,
+** or NULL when out of memory; *any tells whether one matched. */
+static unsigned char *match_funcs(const struct profile *p, const char *const *pat, int n,
+                                  int *any)
+{
+  unsigned char *m = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+  *any = 0;
+  for (uint32_t f = 0; m && f < p->nfuncs; f++)
+    for (int k = 0; k < n && !m[f]; k++)
+      if (!p->funcs[f].synthetic && filter_name_matches(pat[k], p->funcs[f].name))
+        m[f] = 1, *any = 1;
+  return m;
+}
+
+/* The action for every node of t; 0 or CAPPROF_ENOMEM. */
+static int thread_acts(const struct prof_thread *t, const struct filter *f,
+                       const unsigned char *focus, const unsigned char *hide, unsigned char *act)
+{
+  /* inside[i]: node i is in (or is) a focused subtree */
+  unsigned char *inside = focus ? calloc(t->nnodes, 1) : NULL;
+  if (focus && !inside) return CAPPROF_ENOMEM;
+  act[0] = PROF_KEEP;
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    const struct prof_node *n = &t->nodes[i];
+    double incl = f->raw ? n->t.incl_raw : n->t.incl;
+    act[i] = PROF_KEEP;
+    if (focus) {
+      inside[i] = inside[n->parent];
+      if (!inside[i] && focus[n->func]) {
+        inside[i] = 1;
+        act[i] = PROF_REROOT;
+      }
+      if (!inside[i]) { act[i] = PROF_DROP; continue; }
+    }
+    if (f->min_ns > 0 && incl < f->min_ns) act[i] = PROF_DROP;
+    else if (hide && hide[n->func]) act[i] = act[i] == PROF_REROOT ? PROF_DROP : PROF_HIDE;
+  }
+  free(inside);
+  return 0;
+}
+
+int filter_apply(struct profile *p, const struct filter *f)
+{
+  if (f->thread) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+      if (filter_thread_matches(&p->threads[i], f->thread)) p->threads[n++] = p->threads[i];
+      else prof_thread_free(&p->threads[i]);
+    }
+    p->nthreads = n;
+    if (!n) return tool_error("no thread has the id or name '%s'", f->thread);
+  }
+  if (!f->nfocus && !f->nhide && !(f->min_ns > 0)) {
+    prof_flat(p);
+    return 0;
+  }
+  int any_focus = 0, any_hide = 0;
+  unsigned char *focus = f->nfocus ? match_funcs(p, f->focus, f->nfocus, &any_focus) : NULL;
+  unsigned char *hide = f->nhide ? match_funcs(p, f->hide, f->nhide, &any_hide) : NULL;
+  int rc = 0;
+  if ((f->nfocus && !focus) || (f->nhide && !hide)) rc = tool_error("out of memory");
+  else if (f->nfocus && !any_focus)
+    rc = tool_error("--focus: no function matches '%s'%s", f->focus[0],
+                    f->nfocus > 1 ? " or the other patterns" : "");
+  else if (f->nhide && !any_hide)
+    rc = tool_error("--hide: no function matches '%s'%s", f->hide[0],
+                    f->nhide > 1 ? " or the other patterns" : "");
+  for (uint32_t k = 0; !rc && k < p->nthreads; k++) {
+    struct prof_thread *t = &p->threads[k], out;
+    unsigned char *act = malloc(t->nnodes);
+    if (!act || thread_acts(t, f, focus, hide, act) != 0 ||
+        prof_filter_thread(p, t, act, &out) != 0) {
+      rc = tool_error("out of memory");
+    } else {
+      prof_thread_free(t);
+      *t = out;
+    }
+    free(act);
+  }
+  free(focus);
+  free(hide);
+  if (!rc) prof_flat(p);
+  return rc;
+}
