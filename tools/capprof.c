@@ -24,6 +24,7 @@ static const struct command commands[] = {
   { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
+  { "annotate", cmd_annotate, "a function's source lines with their samples" },
 };
 
 static void usage(FILE *f)

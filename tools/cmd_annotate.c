@@ -205,11 +205,11 @@ int cmd_annotate(int argc, char **argv)
     }
   int status = 0;
   struct counts cnt = { 0 };
-  if (best == PROF_NONE) {
+  if (!p->pc_samples) {
+    status = tool_error("annotate: the dump has no sampled program counters (sample with "
+                        "CAPPROF_SAMPLE=time:1ms or 'capprof run --sample')");
+  } else if (best == PROF_NONE) {
     status = tool_error("annotate: no function '%s' in the dump", name);
-  } else if (!p->pc_samples) {
-    status = tool_error("annotate: the dump has no samples (sample with CAPPROF_SAMPLE=time:1ms "
-                        "or 'capprof run --sample')");
   } else if (!p->funcs[best].pc.self) {
     status = tool_error("annotate: %s has no samples with the program counter in it",
                         p->funcs[best].name);

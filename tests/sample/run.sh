@@ -21,6 +21,15 @@ ratio)
   $plain "$here/spin3.c" -o spin3
   $preload CAPPROF_SAMPLE=time:100us ./spin3 150 > out.txt
   check ratio spin3.*.capprof
+  # The hot function and its hot line, as a new user would look for them.
+  "$capprof" report --samples spin3.*.capprof | tee report.txt
+  awk '/function$/ { getline; exit !($NF ~ /spin3.c/ && $(NF-1) == "heavy") }' report.txt \
+    || { echo "report --samples does not name heavy first"; exit 1; }
+  "$capprof" annotate heavy spin3.*.capprof | tee annotate.txt
+  hot=$(awk '$4 == "source:" { go = 1; next } go && $2 ~ /%$/ { print $1, $0 }' annotate.txt \
+        | tr -d , | sort -n -r | head -n 1)
+  echo "hottest line: $hot"
+  case $hot in *"sink += i ^ (i >> 3);"*) ;; *) echo "annotate: wrong hot line"; exit 1 ;; esac
   ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3
