@@ -34,7 +34,7 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
              "Programs are profiled by building them with -finstrument-functions\n"
-             "(or /Gh /GH) and linking libcapprof; see docs/ and 'man capprof'.\n\n");
+             "(or /Gh /GH) and linking libcapprof; see docs/ and 'man capprof'.\n");
   fputs(display_help, f);
 }
 

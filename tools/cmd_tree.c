@@ -127,8 +127,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
                          fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
       }
       int hot = disp_pct_kind(incl, total);
-      printf("%s%6s%s  ", hot < 0 ? "" : disp_on(hot), fmt_pct(incl, total, g, sizeof g),
-             hot < 0 ? "" : disp_off());
+      fputs(hot < 0 ? "" : disp_on(hot), stdout);
+      fprintf(stdout, "%6s", fmt_pct(incl, total, g, sizeof g));
+      fputs(hot < 0 ? "  " : disp_off(), stdout);
+      if (hot >= 0) fputs("  ", stdout);
       used += 8;
       static const char indent[] = "                                        "
                                    "                                        ";

@@ -20,7 +20,7 @@ static struct {
 } disp = { -1, 1, 0, -1, 0, 0 };
 
 const char display_help[] =
-  "Display options (every command; see 'capprof --help'):\n"
+  "\nDisplay options (every command):\n"
   "      --color[=WHEN]  colour: auto (default: on a terminal, unless NO_COLOR\n"
   "                      is set), always or never; --no-color is never\n"
   "      --no-pager      do not page long output (pager: $CAPPROF_PAGER,\n"
@@ -183,6 +183,11 @@ void disp_name(FILE *f, const char *name, const char *suffix, size_t used)
   char buf[4096];
   const char *s = disp_short_name(name, buf, sizeof buf);
   if (!suffix) suffix = "";
+  if (!disp.cols) {                          /* the common case: no width */
+    fputs(s, f);
+    fputs(suffix, f);
+    return;
+  }
   size_t ns = text_cols(s), nx = text_cols(suffix);
   size_t avail = disp.cols > used ? disp.cols - used : 0;
   if (disp.cols && avail < 16) avail = 16;   /* a narrow terminal still names it */

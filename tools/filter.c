@@ -10,7 +10,7 @@
 #include "tool.h"
 
 const char filter_help[] =
-  "Filters:\n"
+  "\nFilters:\n"
   "  -t, --thread=TID|NAME  only the threads with this id or name\n"
   "      --focus=FUNC     only FUNC's subtrees: its outermost calls become the\n"
   "                       top-level calls (several --focus: any of them)\n"

@@ -10,7 +10,10 @@ mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in include/capprof/capprof.h lib/libcapprof.a lib/libcapprof.so bin/capprof \
-         lib/cmake/capprof/capprofConfig.cmake lib/pkgconfig/capprof.pc; do
+         lib/cmake/capprof/capprofConfig.cmake lib/pkgconfig/capprof.pc \
+         lib/pkgconfig/capprof-static.pc share/man/man1/capprof.1 \
+         share/doc/capprof/README.md share/doc/capprof/tool.md share/doc/capprof/runtime.md \
+         share/bash-completion/completions/capprof; do
   [ -e "$prefix/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 
@@ -39,4 +42,54 @@ cc -finstrument-functions -o "$work/app_pc" "$src/tests/install/consumer/app.c" 
 (cd "$work" && LD_LIBRARY_PATH="$prefix/lib" CAPPROF_OUTPUT="$work/app_pc.capprof" \
   "$work/app_pc" > /dev/null)
 check "$work/app_pc.capprof"
-echo "ok: installed library works with find_package (static, shared) and pkg-config"
+# capprof-static.pc: the program starts without any library path
+cc -finstrument-functions -o "$work/app_static_pc" "$src/tests/install/consumer/app.c" \
+  $(pkg-config --cflags --libs capprof-static)
+if ldd "$work/app_static_pc" | grep -q libcapprof; then
+  echo "capprof-static.pc links the shared library"; exit 1
+fi
+(cd "$work" && CAPPROF_OUTPUT="$work/app_static_pc.capprof" "$work/app_static_pc" > /dev/null)
+check "$work/app_static_pc.capprof"
+
+# one version: the tool, pkg-config and the CMake package agree
+v=$(pkg-config --modversion capprof)
+[ "$("$prefix/bin/capprof" --version)" = "capprof $v" ] ||
+  { echo "capprof --version: $("$prefix/bin/capprof" --version), pkg-config: $v"; exit 1; }
+[ "$(pkg-config --modversion capprof-static)" = "$v" ] || { echo "capprof-static.pc version"; exit 1; }
+grep -q "PACKAGE_VERSION \"$v\"" "$prefix/lib/cmake/capprof/capprofConfigVersion.cmake" ||
+  { echo "the CMake package's version is not $v"; exit 1; }
+
+# the manual page renders, names every command and every runtime variable
+man -l "$prefix/share/man/man1/capprof.1" > "$work/man.txt" 2> "$work/man.err" ||
+  { echo "man -l failed: $(cat "$work/man.err")"; exit 1; }
+MANPATH="$prefix/share/man" man -P cat capprof > "$work/man2.txt" 2>&1 ||
+  { echo "man capprof failed: $(cat "$work/man2.txt")"; exit 1; }
+grep -q "capprof $v" "$work/man2.txt" || { echo "man capprof lacks the version $v"; exit 1; }
+for c in $("$prefix/bin/capprof" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+  grep -Eq "^       $c " "$work/man.txt" ||
+    { echo "the manual page (docs/man/capprof.1) lacks the command '$c'"; exit 1; }
+done
+for var in $(sed -n '/^## Environment/,/^## /p' "$src/docs/runtime.md" | grep -o '^| `CAPPROF_[A-Z_]*`' |
+             tr -d '|` '); do
+  grep -q "^       $var" "$work/man.txt" ||
+    { echo "the manual page (docs/man/capprof.1) lacks $var (docs/runtime.md has it)"; exit 1; }
+done
+[ "$(groff -man -ww -z "$prefix/share/man/man1/capprof.1" 2>&1 | wc -l)" = 0 ] ||
+  { echo "groff warns about capprof.1"; exit 1; }
+
+# bash completion: commands, options, option values and dumps
+cat > "$work/complete.sh" <<'SH'
+. "$1"
+cd "$2"
+c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _capprof; echo "${COMPREPLY[*]}"; }
+[ "$(c capprof rep)" = report ] || { echo "commands: $(c capprof rep)"; exit 1; }
+for o in --focus= --full-names; do
+  case " $(c capprof tree --f) " in *" $o "*) ;; *) echo "tree options: $(c capprof tree --f)"; exit 1 ;; esac
+done
+[ "$(c capprof export --format=call)" = --format=callgrind ] || { echo "format values"; exit 1; }
+case " $(c capprof report '') " in *" app_pc.capprof "*) ;; *) echo "dumps: $(c capprof report '')"; exit 1 ;; esac
+SH
+PATH="$prefix/bin:$PATH" bash "$work/complete.sh" "$prefix/share/bash-completion/completions/capprof" "$work" ||
+  { echo "bash completion"; exit 1; }
+echo "ok: installed library works with find_package (static, shared), pkg-config (shared, static);"
+echo "ok: one version $v; man capprof renders every command and variable; bash completion"
