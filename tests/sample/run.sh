@@ -16,6 +16,21 @@ preload="env LD_PRELOAD=$build/libcapprof.so CAPPROF_OUTPUT=$work/%n.%p.capprof"
 
 check() { python3 "$here/check.py" "$capprof" "$@"; }
 
+# Every export of a sampled dump is well formed (tests/tool/check_exports.py)
+# and callgrind_annotate reads the extra events, when it is installed.
+exports() {
+  for f in json csv speedscope folded; do
+    "$capprof" export --format=$f -o "out.$f" "$1"
+    python3 "$src/tests/tool/check_exports.py" $f "out.$f"
+  done
+  "$capprof" export --format=callgrind -o out.callgrind "$1"
+  grep -q "^events: ns Samples CPU_ns" out.callgrind
+  if command -v callgrind_annotate >/dev/null 2>&1; then
+    callgrind_annotate out.callgrind > out.annotate
+    grep -q "Events recorded:  ns Samples CPU_ns" out.annotate
+  fi
+}
+
 case $case in
 ratio)
   $plain "$here/spin3.c" -o spin3
@@ -30,6 +45,7 @@ ratio)
         | tr -d , | sort -n -r | head -n 1)
   echo "hottest line: $hot"
   case $hot in *"sink += i ^ (i >> 3);"*) ;; *) echo "annotate: wrong hot line"; exit 1 ;; esac
+  exports spin3.*.capprof
   ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3
@@ -43,6 +59,7 @@ waiter_worker)      # hooks: samples charged to the call paths
   CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:1ms ./ww > out.txt
   check waiter_worker ww.*.capprof
   "$capprof" tree ww.*.capprof | tee tree.txt | grep -q "cpu/incl"
+  exports ww.*.capprof
   ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
