@@ -74,7 +74,8 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   else
     printf("all threads");
   printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
-         paths, o->raw ? " (raw times)" : ", probe cost subtracted");
+         paths, t->sampled ? ", CPU time from samples" : o->raw ? " (raw times)"
+                                                            : ", probe cost subtracted");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   if (t->sampled) {

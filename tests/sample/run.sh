@@ -46,6 +46,10 @@ ratio)
   echo "hottest line: $hot"
   case $hot in *"sink += i ^ (i >> 3);"*) ;; *) echo "annotate: wrong hot line"; exit 1 ;; esac
   exports spin3.*.capprof
+  # merge keeps the samples and the sampled tree (symbol keys): the ratio holds
+  "$capprof" merge -o merged.capprof spin3.*.capprof spin3.*.capprof
+  check ratio merged.capprof
+  "$capprof" diff spin3.*.capprof merged.capprof | tee diff.txt | grep -q "cpu self"
   ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3
@@ -60,6 +64,17 @@ waiter_worker)      # hooks: samples charged to the call paths
   check waiter_worker ww.*.capprof
   "$capprof" tree ww.*.capprof | tee tree.txt | grep -q "cpu/incl"
   exports ww.*.capprof
+  "$capprof" merge -o merged.capprof ww.*.capprof ww.*.capprof
+  python3 - "$capprof" ww.*.capprof merged.capprof <<'PY'
+import json, subprocess, sys
+def worker(d):
+    doc = json.loads(subprocess.run([sys.argv[1], "export", "--format=json", d], check=True,
+                                    capture_output=True, text=True).stdout)
+    return next(f["samples"] for f in doc["functions"] if f["name"] == "worker")
+one, two = worker(sys.argv[2]), worker(sys.argv[3])
+print("worker samples: one run", one, "merged twice", two)
+sys.exit(0 if two == 2 * one and one > 0 else 1)
+PY
   ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
