@@ -319,9 +319,9 @@ void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;
 /* One line on stderr, outside hooks only (dump time). */
 void os_report(const char *msg) CP_HIDDEN;
 
-/* Dumps on demand (src/posix/dumpsig.c; src/win/dumpsig.c says why not on
-** Windows): CAPPROF_DUMP_SIGNAL, CAPPROF_DUMP_ON_SIGNAL and
-** CAPPROF_DUMP_INTERVAL. Called once by runtime_init, outside the lock;
+/* Dumps on demand (src/posix/dumpsig.c; src/win/dumpsig.c: the interval
+** only, Windows has no signals): CAPPROF_DUMP_SIGNAL, CAPPROF_DUMP_ON_SIGNAL
+** and CAPPROF_DUMP_INTERVAL. Called once by runtime_init, outside the lock;
 ** starts the runtime's dump thread when any of them is set. */
 void os_dumpsig_start(void) CP_HIDDEN;
 

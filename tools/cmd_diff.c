@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "display.h"
+#include "export.h"
 #include "profile.h"
 #include "tool.h"
 
@@ -36,6 +37,10 @@ static const char usage[] =
   "  -k, --keep-modules  match functions by name and module only: by default\n"
   "                   a function of BASE's executable also matches the same\n"
   "                   name in NEW's executable when the two are named apart\n"
+  "  -f, --format=F   text (default) or html: one self-contained page with a\n"
+  "                   flame graph coloured by change (docs/tool.md)\n"
+  "  -o, --output=FILE  html: write to FILE instead of standard output\n"
+  "      --max-nodes=N  html: at most N call-tree nodes in the page\n"
   "  -h, --help       this text\n";
 
 struct row {
@@ -81,17 +86,21 @@ int cmd_diff(int argc, char **argv)
     { "limit", required_argument, NULL, 'n' },
     { "raw", no_argument, NULL, 'r' },
     { "keep-modules", no_argument, NULL, 'k' },
+    { "format", required_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "max-nodes", required_argument, NULL, 'N' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  double limit = -1;
-  int raw = 0, c, sep = 0, keep = 0;
+  double limit = -1, max_nodes;
+  int raw = 0, c, sep = 0, keep = 0, html = 0;
+  const char *out = NULL;
   sort_key = 0;
   opterr = 0;
   for (int i = 1; i < argc && !sep; i++)
     if (!strcmp(argv[i], "--")) sep = i;
   int nopt = sep ? sep : argc;           /* options before '--' only */
-  while ((c = getopt_long(nopt, argv, ":s:n:rkh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(nopt, argv, ":s:n:rkf:o:h", longopts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (!strcmp(optarg, "self")) sort_key = 0;
@@ -103,9 +112,32 @@ int cmd_diff(int argc, char **argv)
     case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
     case 'k': keep = 1; break;
+    case 'f':
+      if (!strcmp(optarg, "html")) html = 1;
+      else if (!strcmp(optarg, "text")) html = 0;
+      else return 1 + tool_error("diff: --format wants text or html, not '%s'", optarg);
+      break;
+    case 'o': out = optarg; break;
+    case 'N':
+      if (tool_parse_num("diff", "--max-nodes", optarg, 4e9, &max_nodes)) return 2;
+      export_html_max_nodes = (uint32_t)max_nodes;
+      break;
     case 'h': fputs(usage, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("diff", argv, c);
     }
+  }
+  if (out && !html) return 1 + tool_error("diff: --output is for --format=html");
+  if (html && sep) {
+    if (optind >= sep || sep + 1 >= argc)
+      return 1 + tool_error("diff: wants dumps on both sides of '--' "
+                            "(usage: capprof diff BASE... -- NEW...)");
+    return diff_html(argv + optind, sep - optind, argv + sep + 1, argc - sep - 1, sort_key, raw,
+                     keep, out);
+  }
+  if (html) {
+    if (argc - optind != 2)
+      return 1 + tool_error("diff: wants two dumps (usage: capprof diff BASE NEW)");
+    return diff_html(argv + optind, 1, argv + optind + 1, 1, sort_key, raw, keep, out);
   }
   if (sep) {
     if (optind >= sep || sep + 1 >= argc)

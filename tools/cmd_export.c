@@ -13,6 +13,7 @@
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,
+  &export_html,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -40,7 +41,9 @@ static void usage(void)
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
          "      --per-thread     callgrind: also one file per thread, FILE-01,\n"
          "                       FILE-02... (KCachegrind loads them as parts)\n"
-         "  -h, --help           this text\n");
+         "      --max-nodes=N    html: at most N call-tree nodes in the page (default\n"
+         "                       %u; 0: all); the smallest paths become \"[other]\"\n"
+         "  -h, --help           this text\n", EXPORT_HTML_MAX_NODES);
 }
 
 int cmd_export(int argc, char **argv)
@@ -49,6 +52,7 @@ int cmd_export(int argc, char **argv)
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
     { "per-thread", no_argument, NULL, 'P' },
+    { "max-nodes", required_argument, NULL, 'N' },
     { "help", no_argument, NULL, 'h' },
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
@@ -69,10 +73,16 @@ int cmd_export(int argc, char **argv)
         if (!strcmp(formats[i]->name, optarg)) ex = formats[i];
       if (!ex)
         return 1 + tool_error("export: unknown format '%s' (json, csv, callgrind, folded, "
-                              "speedscope)", optarg);
+                              "speedscope, html)", optarg);
       break;
     case 'o': out = optarg; break;
     case 'P': export_opts.per_thread = 1; break;
+    case 'N': {
+      double v;
+      if (tool_parse_num("export", "--max-nodes", optarg, 4e9, &v)) return 2;
+      export_html_max_nodes = (uint32_t)v;
+      break;
+    }
     case 'h': usage(); fputs(filter_help, stdout); return 0;
     default: return tool_bad_option("export", argv, c);
     }

@@ -27,7 +27,21 @@ struct export_opts {
 extern struct export_opts export_opts;
 
 extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
-    export_speedscope;
+    export_speedscope, export_html;
+
+/* The HTML page (export_html.c) holds at most this many call-tree nodes over
+** all its trees; above it, each tree keeps its paths with the most inclusive
+** time and sums the rest, per parent, into one "[other]" node. 0: no limit.
+** Set by --max-nodes of 'export' and 'diff'. */
+#define EXPORT_HTML_MAX_NODES 1000000u
+extern uint32_t export_html_max_nodes;
+
+/* 'capprof diff --format=html': the page comparing the runs BASE with the
+** runs NEW (one run per dump), first coloured by key (0 self, 1 incl, 2
+** calls); functions matched as 'diff' does (keep: --keep-modules). Returns
+** an exit status; errors are printed. */
+int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw, int keep,
+              const char *out);
 
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
 void json_string(FILE *f, const char *s);

@@ -48,6 +48,10 @@ void tool_warn(const char *fmt, ...)
 #endif
     ;
 
+/* The warnings tool_warn printed so far (the first 64, without the
+** "capprof: warning: " prefix); *dropped gets how many more there were. */
+size_t tool_warnings(const char *const **lines, size_t *dropped);
+
 /* Load a dump or print the one-line error; NULL on failure. */
 struct cpd_dump *tool_load(const char *path);
 

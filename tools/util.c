@@ -23,6 +23,11 @@ int tool_error(const char *fmt, ...)
 
 int tool_quiet;
 
+/* The warnings printed so far, for pages that show them (export_html.c). */
+#define KEPT_WARNINGS 64
+static char *kept[KEPT_WARNINGS];
+static size_t nkept, ndropped;
+
 void tool_warn(const char *fmt, ...)
 {
   if (tool_quiet) return;
@@ -32,6 +37,19 @@ void tool_warn(const char *fmt, ...)
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+  if (nkept == KEPT_WARNINGS) { ndropped++; return; }
+  char line[1024];
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if ((kept[nkept] = strdup(line)) != NULL) nkept++;
+}
+
+size_t tool_warnings(const char *const **lines, size_t *dropped)
+{
+  *lines = (const char *const *)kept;
+  if (dropped) *dropped = ndropped;
+  return nkept;
 }
 
 struct cpd_dump *tool_load(const char *path)

@@ -29,6 +29,7 @@
 #include "posix.h"
 
 #define TERM_FLAG 0x80           /* pipe byte: a terminating signal */
+#define ACK_WAIT_MS 10000        /* a terminating signal waits this long */
 
 static int req[2] = { -1, -1 };  /* handlers -> thread: signal numbers */
 static int ack[2] = { -1, -1 };  /* thread -> terminating handlers */
@@ -83,8 +84,11 @@ static void on_term_signal(int sig)
   int e = errno;
   unsigned char b = (unsigned char)(sig | TERM_FLAG);
   if (getpid() == owner && write(req[1], &b, 1) == 1) {
+    /* Wait for the last dump, but not for ever: this thread may have been
+    ** stopped holding a lock the dump needs (the loader's, in dlopen). */
+    struct pollfd p = { ack[0], POLLIN, 0 };
     char c;
-    while (read(ack[0], &c, 1) < 0 && errno == EINTR) {}
+    if (poll(&p, 1, ACK_WAIT_MS) == 1) (void)!read(ack[0], &c, 1);
   }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

@@ -4,7 +4,7 @@
 ** bushy) for the performance test. Keys are made-up code addresses inside
 ** one module with no file ("synthetic", like the vDSO), so names are
 ** synthetic+0xoffset and no symbol reader is involved.
-**   gen_dump OUT small|zones|nasty|wide N|deep N|bushy N
+**   gen_dump OUT small|zones|nasty|markup|wide N|deep N|bushy N
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ static void times(struct cpd_thread *t)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    fprintf(stderr, "usage: gen_dump OUT small|zones|nasty|wide N|deep N|bushy N\n");
+    fprintf(stderr, "usage: gen_dump OUT small|zones|nasty|markup|wide N|deep N|bushy N\n");
     return 2;
   }
   const char *kind = argv[2];
@@ -94,6 +94,14 @@ int main(int argc, char **argv)
   if (!strcmp(kind, "nasty")) {
     d.nstrings = 2;
     d.strings = nasty;
+    t.nodes[1].key = CPD_KEY_ZONE | 0;
+    if (n > 3) t.nodes[3].key = CPD_KEY_ZONE | 1;
+  }
+  /* names that would break out of an HTML page's script element */
+  char *markup[2] = { "</script><script>console.error('escaped')</script>", "<!-- a & b -->" };
+  if (!strcmp(kind, "markup")) {
+    d.nstrings = 2;
+    d.strings = markup;
     t.nodes[1].key = CPD_KEY_ZONE | 0;
     if (n > 3) t.nodes[3].key = CPD_KEY_ZONE | 1;
   }

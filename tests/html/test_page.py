@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""test_page.py CAPPROF CALLS WORKDIR GEN_DUMP -- the HTML page in a real browser.
+
+Profiles the bundled example (CALLS, examples/calls.c), writes its page with
+'capprof export --format=html' and a diff page with 'capprof diff
+--format=html' (60 rounds against 200, two runs each), opens both from
+file:// in headless Chromium (driven through the DevTools protocol, cdp.py)
+and checks: no console error, no exception, no network request; the canvas
+is drawn; the known most-called function heads the table sorted by calls;
+clicking a known function's node zooms to it and the breadcrumb names it;
+its figures are those 'capprof tree' prints; hovering shows its tooltip; the
+callers pane lists its caller; search finds a known name. Names that hold
+markup (GEN_DUMP's 'markup' dump) show as text and run nothing. Screenshots
+(report.png, diff.png) stay in WORKDIR as artifacts. Fails loudly when
+Chromium is missing (.ci/deps installs it).
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+CAPPROF, CALLS, W, GEN = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+failures = []
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(*args, env=None):
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if r.returncode not in (0, 3):     # 3: output written, a module not symbolized
+        sys.exit("test_page: %s exited %d: %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def profile(name, rounds):
+    path = os.path.join(W, name + ".capprof")
+    if os.path.exists(path):
+        os.remove(path)
+    env = dict(os.environ, CAPPROF_OUTPUT=path)
+    run(CALLS, str(rounds), env=env)
+    return path
+
+
+PIXELS = """(function () {
+  var c = document.getElementById('flame'), d = c.getContext('2d')
+    .getImageData(0, 0, c.width, c.height).data, n = 0, red = 0, blue = 0, magenta = 0;
+  for (var i = 0; i < d.length; i += 4) {
+    var r = d[i], g = d[i + 1], b = d[i + 2];
+    if (d[i + 3] === 0 || (r > 245 && g > 245 && b > 245)) continue;
+    n++;
+    if (r > 150 && g < 110 && b < 110) red++;
+    if (b > 150 && r < 110) blue++;
+    if (r > 180 && g < 120 && b > 180) magenta++;
+  }
+  return {painted: n, all: d.length / 4, red: red, blue: blue, magenta: magenta};
+})()"""
+
+
+def click_node(b, name):
+    b.eval("window.scrollTo(0, 0); document.getElementById('flame-box').scrollTop = 0")
+    pos = b.eval("window.capprof.nodeCenter(%r)" % name)
+    check(pos is not None, "a node of %s is drawn" % name)
+    if pos:
+        b.click(pos["x"], pos["y"])
+    return pos
+
+
+def click_header(b, key):
+    pos = b.eval("""(function () {
+      var th = document.querySelector('#flat th[data-key="%s"]');
+      if (!th) return null;
+      th.scrollIntoView({block: 'center'});
+      var r = th.getBoundingClientRect();
+      return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+    })()""" % key)
+    check(pos is not None, "the table has a '%s' column" % key)
+    if pos:
+        b.click(pos["x"], pos["y"])
+
+
+def first_row(b):
+    return b.eval("(function () { var td = document.querySelector('#flat tbody tr td.fn');"
+                  " return td ? td.textContent : ''; })()")
+
+
+def search(b, text):
+    b.eval("window.scrollTo(0, 0); var s = document.getElementById('search'); s.value = '';"
+           " s.focus()")
+    b.type_text(text)
+    b.call("Input.dispatchKeyEvent", type="keyDown", key="Enter", code="Enter",
+           windowsVirtualKeyCode=13)
+    b.call("Input.dispatchKeyEvent", type="keyUp", key="Enter", code="Enter",
+           windowsVirtualKeyCode=13)
+    b.wait_for("document.getElementById('search-result').textContent !== ''", 10)
+    return b.eval("document.getElementById('search-result').textContent")
+
+
+def load(b, page):
+    url = "file://" + os.path.abspath(page)
+    b.navigate(url)
+    b.wait_for("window.capprof && window.capprof.ready", 30)
+    b.pump(0.3)
+    errs = b.errors()
+    check(not errs, "%s: no console error or exception %s" % (os.path.basename(page), errs or ""))
+    other = [u for u in b.requests() if u != url]
+    check(not other, "%s: no network request %s" % (os.path.basename(page), other or ""))
+    px = b.eval(PIXELS)
+    check(px["painted"] > px["all"] * 0.2,
+          "%s: the canvas is drawn (%d of %d pixels painted)"
+          % (os.path.basename(page), px["painted"], px["all"]))
+    return px
+
+
+def test_report(b):
+    dump = profile("demo", 200)
+    page = os.path.join(W, "report.html")
+    run(CAPPROF, "export", "--format=html", "-o", page, dump)
+    # What the tool itself says: the most-called function, and main -> sort in the tree.
+    top = run(CAPPROF, "report", "--sort=calls", "--limit", "1", dump).splitlines()[-1]
+    most_called = re.sub(r"\s+\(.*\)$", "", top).split()[-1]
+    tree = run(CAPPROF, "tree", "--depth", "2", dump)
+    sort_line = [ln for ln in tree.splitlines() if re.search(r"\d%    sort$", ln)]
+    check(len(sort_line) == 1, "capprof tree shows main -> sort")
+
+    load(b, page)
+    b.screenshot(os.path.join(W, "report.png"))
+
+    click_header(b, "calls")
+    row = first_row(b)
+    check(row.startswith(most_called + " "),
+          "sorted by calls, the table starts with %s (got %r)" % (most_called, row))
+    click_header(b, "calls")
+    check(not first_row(b).startswith(most_called + " "), "a second click reverses the order")
+
+    fig = b.eval("window.capprof.nodeFigures('sort')")
+    if sort_line and fig:
+        cols = sort_line[0].split()
+        check(fig["calls"] == cols[0] and fig["incl"] == cols[1] + " " + cols[2],
+              "the widest sort node has capprof tree's calls and inclusive time "
+              "(page %s, %s; tree %s, %s %s)" % (fig["calls"], fig["incl"], cols[0], cols[1], cols[2]))
+
+    pos = click_node(b, "sort")
+    if pos:
+        b.wait_for("window.capprof.zoomName() === 'sort'", 5)
+        crumb = b.eval("document.querySelector('#crumbs .here').textContent")
+        check(crumb == "sort", "clicking sort zooms to it: the breadcrumb names it (%r)" % crumb)
+        path = b.eval("document.getElementById('crumbs').textContent")
+        check("main" in path, "the breadcrumbs lead back through main (%r)" % path)
+        calls = b.eval("document.getElementById('calls').textContent")
+        check(not b.eval("document.getElementById('calls-sec').hidden") and "main" in calls,
+              "the callers pane of sort lists main")
+        b.eval("window.scrollTo(0, 0)")
+        pos = b.eval("window.capprof.nodeCenter('sort')")
+        b.hover(pos["x"], pos["y"])
+        tip = b.eval("document.getElementById('tip').hidden ? '' : "
+                     "document.getElementById('tip').textContent")
+        check("incl (inclusive)" in tip and "calls.c:" in tip and "incl max" in tip,
+              "hovering sort shows its tooltip (%r)" % tip[:80])
+        b.eval("document.querySelector('#crumbs a').click()")
+        check(b.eval("window.capprof.zoomName()").startswith("thread"),
+              "the first breadcrumb zooms back out")
+
+    res = search(b, "parse_")
+    check(res.startswith("3 functions in") and "match" in res,
+          "search 'parse_' finds parse_expr, parse_term, parse_primary (%r)" % res)
+    check(b.eval(PIXELS)["magenta"] > 0, "search matches are highlighted")
+    b.screenshot(os.path.join(W, "report-search.png"))
+
+
+def test_diff(b):
+    base = [profile("base%d" % i, 60) for i in (1, 2)]
+    new = [profile("new%d" % i, 200) for i in (1, 2)]
+    page = os.path.join(W, "diff.html")
+    run(CAPPROF, "diff", "--format=html", "-o", page, *base, "--", *new)
+    text = run(CAPPROF, "diff", *base, "--", *new)
+    sort_verdict = [ln.split()[-2] for ln in text.splitlines() if ln.endswith(" sort")]
+
+    load(b, page)
+    b.screenshot(os.path.join(W, "diff.png"))
+    verdict = b.eval("""(function () {
+      var rows = document.querySelectorAll('#flat tbody tr');
+      for (var i = 0; i < rows.length; i++) {
+        var fn = rows[i].querySelector('td.fn').textContent;
+        if (/^sort /.test(fn)) {
+          var th = document.querySelectorAll('#flat th'), cells = rows[i].children;
+          for (var k = 0; k < th.length; k++) if (th[k].dataset.key === 'self_v') return cells[k].textContent;
+        }
+      }
+      return null; })()""")
+    check(sort_verdict and verdict == sort_verdict[0],
+          "sort's verdict on the page is capprof diff's (%r, %r)" % (verdict, sort_verdict))
+
+    # Calls do not vary between runs of the example: every change in them is real.
+    b.eval("var s = document.getElementById('metric-sel'); s.value = '2';"
+           " s.dispatchEvent(new Event('change'))")
+    px = b.eval(PIXELS)
+    check(px["red"] > px["painted"] * 0.5,
+          "compared by calls, the paths that run more often are red (%d of %d pixels)"
+          % (px["red"], px["painted"]))
+    key = b.eval("document.querySelector('#flat th.sorted').dataset.key")
+    row = first_row(b)
+    check(key == "calls_d" and row.startswith("sort "),
+          "by change in calls (%s), the table starts with sort (%r)" % (key, row))
+    click_header(b, "calls_a")
+    row = first_row(b)
+    check(row.startswith("sort "), "sorted by calls after, the table starts with sort (%r)" % row)
+    b.screenshot(os.path.join(W, "diff-calls.png"))
+
+    pos = click_node(b, "sort")
+    if pos:
+        b.wait_for("window.capprof.zoomName() === 'sort'", 5)
+        crumb = b.eval("document.querySelector('#crumbs .here').textContent")
+        check(crumb == "sort", "diff: clicking sort zooms to it (%r)" % crumb)
+    res = search(b, "partition")
+    check(res.startswith("1 function in"), "diff: search finds partition (%r)" % res)
+
+
+def test_markup(b):
+    dump = os.path.join(W, "markup.capprof")
+    run(GEN, dump, "markup", "12")
+    page = os.path.join(W, "markup.html")
+    run(CAPPROF, "export", "--format=html", "-o", page, dump)
+    load(b, page)
+    names = b.eval("Array.prototype.map.call(document.querySelectorAll('#flat td.fn'),"
+                   " function (td) { return td.textContent; }).join('|')")
+    check("</script><script>console.error('escaped')</script>" in names and "<!-- a & b -->" in names,
+          "names holding markup show as text (%r)" % names[:120])
+
+
+def main():
+    exe = cdp.find_chromium()
+    if not exe:
+        sys.exit("test_page: FAIL: no chromium found (Debian package 'chromium', installed by "
+                 ".ci/deps): the HTML page cannot be tested")
+    os.makedirs(W, exist_ok=True)
+    b = cdp.Browser(exe)
+    try:
+        test_report(b)
+        test_diff(b)
+        test_markup(b)
+    finally:
+        b.close()
+    print("screenshots: %s/report.png, %s/diff.png" % (W, W))
+    if failures:
+        sys.exit("test_page: %d check(s) failed" % len(failures))
+
+
+main()
