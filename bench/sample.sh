@@ -5,7 +5,9 @@
 #      delivery included): CPU time of a plain workload sampled every 50 us,
 #      minus unsampled, divided by the samples;
 #   2. the slowdown of a program without hooks sampled at 1 kHz;
-#   3. the hooks' cost per call with and without sampling at 1 kHz.
+#   3. the hooks' cost per call with and without sampling at 1 kHz;
+#   4. for reference, 'perf record -e task-clock' at the same 50 us period
+#      (when perf is installed), and the cpu-timer source at 1 kHz.
 # Every figure is the minimum over ROUNDS processes (default 5), the runs
 # with and without sampling interleaved, so both see the same machine load.
 set -eu
@@ -23,13 +25,20 @@ cost=$(cat /tmp/sample_cost.$$)
 rm -f /tmp/sample_cost.$$
 hp=$(kv "$cost" handler_process_ns) ho=$(kv "$cost" handler_object_ns)
 
-base= s1k= s50= cap= capS= calls=
+base= s1k= s50= t1k= perf50= cap= capS= calls=
 for r in $(seq "$ROUNDS"); do
   o=$($PRE "$W/wl_plain" rec $D $R 2>/dev/null); base=$(min "$base" "$(kv "$o" plain_ns)")
   o=$($PRE CAPPROF_SAMPLE=time:1ms "$W/wl_plain" rec $D $R 2>/dev/null)
   s1k=$(min "$s1k" "$(kv "$o" plain_ns)")
   o=$($PRE CAPPROF_SAMPLE=time:50us "$W/wl_plain" rec $D $R 2>/dev/null)
   s50=$(min "$s50" "$(kv "$o" plain_ns)")
+  o=$($PRE CAPPROF_SAMPLE=cpu-timer:1ms "$W/wl_plain" rec $D $R 2>/dev/null)
+  t1k=$(min "$t1k" "$(kv "$o" plain_ns)")
+  if command -v perf >/dev/null 2>&1; then
+    o=$(perf record -q -o /tmp/sample-perf.$$ -e task-clock -c 50000 "$W/wl_plain" rec $D $R \
+        2>/dev/null) && perf50=$(min "$perf50" "$(kv "$o" plain_ns)")
+    rm -f /tmp/sample-perf.$$
+  fi
   o=$(CAPPROF_OUTPUT=/dev/null/x "$W/wl_cap" rec $D $R 2>/dev/null); calls=$(kv "$o" calls)
   cap=$(min "$cap" "$(calc "($(kv "$o" inst_ns) - $(kv "$o" plain_ns)) / $calls" 3)")
   o=$(CAPPROF_OUTPUT=/dev/null/x CAPPROF_SAMPLE=time:1ms "$W/wl_cap" rec $D $R 2>/dev/null)
@@ -39,5 +48,7 @@ per=$(calc "($s50 - $base) / ($s50 / 50000)" 0)
 echo "sampling costs ($ROUNDS rounds, minima; workload (a) rec depth $D, $calls calls per repetition)"
 echo "  handler's work per sample (sample_hit): process-wide ${hp} ns (12-frame walk, record, charge), profile object ${ho} ns"
 echo "  one sample in all (signal delivery + handler), 50 us interval: ${per} ns of the sampled thread's CPU"
+[ -n "$perf50" ] && echo "  the same under 'perf record -e task-clock -c 50000': $(calc "($perf50 - $base) / ($perf50 / 50000)" 0) ns per sample"
 echo "  program without hooks at 1 kHz: $(calc "$s1k / $base" 4) x unsampled ($(calc "($s1k / $base - 1) * 100" 2)% slower)"
+echo "  the same with the cpu-timer source (samples at the scheduler tick): $(calc "($t1k / $base - 1) * 100" 2)% slower"
 echo "  hooks per call: ${cap} ns unsampled, ${capS} ns sampled at 1 kHz (change $(calc "$capS - $cap" 3) ns)"

@@ -106,6 +106,10 @@ hw_unavailable)     # no hardware counters here: one clear line, a dump that say
   cat rep.txt
   grep -q "sampling did not run: sampling source 'cycles' is not available" rep.txt
   ;;
+existing)           # threads running before a profile object starts are sampled
+  gcc -O2 -g -I"$src/include" "$here/existing.c" "$build/libcapprof.a" -lpthread -ldl -o existing
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" ./existing
+  ;;
 selfprofile)        # examples/selfprofile.c: a profile object over its own sort
   CAPPROF_OUTPUT="$work/%n.%p.capprof" "$build/examples/selfprofile" --check | tee out.txt
   "$capprof" info selfprofile.*.capprof | tee info.txt | grep -A2 "^sampling:"
