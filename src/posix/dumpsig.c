@@ -71,11 +71,22 @@ static int parse_signal(const char *s, size_t n)
   return 0;
 }
 
+/* The signal's default action, as if capprof had never handled it. */
+static void default_action(int sig)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigaction(sig, &sa, NULL);
+  raise(sig);                    /* pending until the handler returns */
+}
+
 static void on_dump_signal(int sig)
 {
   int e = errno;
   unsigned char b = (unsigned char)sig;
   if (getpid() == owner) (void)!write(req[1], &b, 1);     /* full pipe: a dump is due anyway */
+  else default_action(sig);      /* a forked child: no thread to dump */
   errno = e;
 }
 
@@ -90,11 +101,7 @@ static void on_term_signal(int sig)
     char c;
     if (poll(&p, 1, ACK_WAIT_MS) == 1) (void)!read(ack[0], &c, 1);
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_DFL;
-  sigaction(sig, &sa, NULL);
-  raise(sig);                    /* pending until this handler returns */
+  default_action(sig);
   errno = e;
 }
 
