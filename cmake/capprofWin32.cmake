@@ -10,10 +10,12 @@ set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_fu
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.
 set(CAPPROF_WIN_HOOK_OBJECTS)
 if(CMAKE_SIZEOF_VOID_P EQUAL 8)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/frame_x64.c)     # unwind data
+  list(APPEND CAPPROF_WIN_SOURCES src/win/frame_x64.c      # unwind data
+    src/win/iat.c)                     # capprof run
   if(MSVC)
     enable_language(ASM_MASM)
-    set(CAPPROF_WIN_HOOK_OBJECTS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm)
+    set(CAPPROF_WIN_HOOK_OBJECTS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm
+      ${PROJECT_SOURCE_DIR}/asm/intercept_x64.asm)
   else()
     if(NOT CAPPROF_LLVM_ML)
       find_program(CAPPROF_LLVM_ML NAMES llvm-ml llvm-ml-16 llvm-ml-15 llvm-ml-14
@@ -22,19 +24,24 @@ if(CMAKE_SIZEOF_VOID_P EQUAL 8)
     if(NOT CAPPROF_LLVM_ML)
       message(FATAL_ERROR "llvm-ml is needed to assemble asm/penter_x64.asm (Debian: llvm)")
     endif()
-    set(obj ${PROJECT_BINARY_DIR}/penter_x64.obj)
-    add_custom_command(OUTPUT ${obj}
-      COMMAND ${CAPPROF_LLVM_ML} -m64 -c -Fo ${obj} ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm
-      DEPENDS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm
-      COMMENT "llvm-ml -m64 asm/penter_x64.asm")
-    set_source_files_properties(${obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
-    set(CAPPROF_WIN_HOOK_OBJECTS ${obj})
+    set(CAPPROF_WIN_HOOK_OBJECTS)
+    foreach(name penter_x64 intercept_x64)
+      set(obj ${PROJECT_BINARY_DIR}/${name}.obj)
+      add_custom_command(OUTPUT ${obj}
+        COMMAND ${CAPPROF_LLVM_ML} -m64 -c -Fo ${obj} ${PROJECT_SOURCE_DIR}/asm/${name}.asm
+        DEPENDS ${PROJECT_SOURCE_DIR}/asm/${name}.asm
+        COMMENT "llvm-ml -m64 asm/${name}.asm")
+      set_source_files_properties(${obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
+      list(APPEND CAPPROF_WIN_HOOK_OBJECTS ${obj})
+    endforeach()
     # One rule, one target: both libraries wait for it instead of racing.
-    add_custom_target(capprof_penter_obj DEPENDS ${obj})
+    add_custom_target(capprof_penter_obj DEPENDS ${CAPPROF_WIN_HOOK_OBJECTS})
   endif()
 elseif(MSVC)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/hooks_x86.c)    # naked inline asm
+  list(APPEND CAPPROF_WIN_SOURCES src/win/hooks_x86.c      # naked inline asm
+    src/win/iat_none.c)                                    # no capprof run on x86
 else()
+  list(APPEND CAPPROF_WIN_SOURCES src/win/iat_none.c)
   list(REMOVE_ITEM CAPPROF_WIN_EXPORTS _penter _pexit)     # no /Gh with GCC x86
 endif()
 

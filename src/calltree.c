@@ -293,6 +293,7 @@ void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
   zone_thread_free(t);
+  intercept_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);

@@ -288,7 +288,7 @@ static void write_threads(struct writer *w)
     char name[sizeof t->name];
     memcpy(name, t->name, sizeof name);
     name[sizeof name - 1] = '\0';
-    if (!name[0] && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
+    if ((!name[0] || !t->name_fixed) && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
     w_u64(w, t->tid);
     w_u64(w, t->start_ns);
     w_u64(w, t->end_ns);
@@ -328,6 +328,56 @@ static void write_threads(struct writer *w)
   os_release(rows, rbytes);
 }
 
+/* API: the intercepted functions' names, then INTERCEPT (status, counts,
+** probe cost) and INTERCEPT_SKIPS (what was left alone). Only when API
+** interception was asked for. The API count is taken after the nodes were
+** written: an id is published before a node can carry it. */
+static void write_intercept(struct writer *w)
+{
+  struct intercept_summary sum;
+  intercept_summary(&sum);
+  if (sum.status == CPD_IS_OFF && !intercept_count()) return;
+  uint64_t s = sec_begin(w);
+  uint32_t n = intercept_count();
+  w_u32(w, n);
+  for (uint32_t id = 0; id < n; id++) {
+    const char *lib, *sym;
+    intercept_name(id, &lib, &sym);
+    w_u32(w, id);
+    w_u32(w, 0);
+    w_cstr(w, lib);
+    w_cstr(w, sym);
+  }
+  sec_end(w, CPD_SEC_API, s);
+
+  s = sec_begin(w);
+  w_u32(w, sum.status);
+  w_u32(w, 0);
+  w_u64(w, sum.modules);
+  w_u64(w, sum.slots);
+  w_u64(w, sum.unrecorded);
+  w_u64(w, sum.inner_mt);
+  w_u64(w, sum.outer_mt);
+  w_cstr(w, sum.spec);
+  sec_end(w, CPD_SEC_INTERCEPT, s);
+
+  s = sec_begin(w);
+  uint32_t k = intercept_skip_count();
+  w_u32(w, k);
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t reason;
+    uint64_t slots;
+    const char *lib, *sym;
+    intercept_skip_get(i, &reason, &slots, &lib, &sym);
+    w_u32(w, reason);
+    w_u32(w, 0);
+    w_u64(w, slots);
+    w_cstr(w, lib);
+    w_cstr(w, sym);
+  }
+  sec_end(w, CPD_SEC_INTERCEPT_SKIPS, s);
+}
+
 static int write_all(os_file f)
 {
   struct writer *w = &W;
@@ -343,6 +393,7 @@ static int write_all(os_file f)
   write_clock(w);
   write_modules(w);
   write_threads(w);
+  write_intercept(w);
   uint64_t table = w->off;
   for (int i = 0; i < w->nsec; i++) w_bytes(w, w->sec[i], CPD_SECTION_SIZE);
   w_flush(w);

@@ -39,9 +39,34 @@ enum cpd_section_type {
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
   CPD_SEC_SAMPLE_SESSIONS = 12, /* sampling sessions and profile objects, buckets */
   CPD_SEC_SAMPLE_NODES = 13,    /* samples charged to call-tree nodes */
-  CPD_SEC_SAMPLE_STACKS = 14    /* sampled program counters and stacks per thread */
+  CPD_SEC_SAMPLE_STACKS = 14,   /* sampled program counters and stacks per thread */
+  CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
+  CPD_SEC_INTERCEPT_SKIPS = 17 /* imports left alone, per reason and function */
+};
+
+/* CPD_SEC_INTERCEPT status: whether API interception ran in this process. */
+enum cpd_intercept_status {
+  CPD_IS_OFF = 0,          /* not asked for (no CAPPROF_API) */
+  CPD_IS_ACTIVE = 1,       /* import slots were patched as asked */
+  CPD_IS_STATIC = 2,       /* statically linked program: nothing to patch */
+  CPD_IS_UNSUPPORTED = 3,  /* no back end for this platform or architecture */
+  CPD_IS_FAILED = 4        /* could not set up (out of memory) */
+};
+
+/* Why an imported function was left alone (CPD_SEC_INTERCEPT_SKIPS). */
+enum cpd_skip_reason {
+  CPD_SKIP_RETURNS_TWICE = 1,  /* setjmp, vfork, getcontext: the return cannot be moved */
+  CPD_SKIP_UNWINDS = 2,        /* longjmp, throw, pthread_exit: leaves frames by unwinding */
+  CPD_SKIP_SHARES_STACK = 3,   /* clone: a child runs on the caller's thread state */
+  CPD_SKIP_LIBRARY = 4,        /* the function is in the loader, unwinder or capprof */
+  CPD_SKIP_SLOT = 5,           /* the slot held an address capprof did not expect */
+  CPD_SKIP_PROTECT = 6,        /* the slot's page could not be made writable */
+  CPD_SKIP_FULL = 7,           /* capprof's table of functions or stubs was full */
+  CPD_SKIP_START = 8,          /* __libc_start_main: calls main, never returns */
+  CPD_SKIP_REASONS = 9
 };
 
 /* Sampling (sections 12-14; docs/dump-format.md). A session is the
@@ -98,6 +123,8 @@ enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
 #define CPD_KEY_ZONE       UINT64_C(0xFF10000000000000)  /* | string index */
 #define CPD_KEY_SYMBOL     UINT64_C(0xFF20000000000000)  /* merged dumps only:
                                    | (module index + 1) << 32 | string index */
+#define CPD_KEY_API        UINT64_C(0xFF30000000000000)  /* | API id (CPD_SEC_API) */
+#define CPD_KEY_IS_API(k)  (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_API)
 #define CPD_KEY_IS_SYMBOL(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_SYMBOL)
 #define CPD_KEY_IS_SPECIAL(k) (((k) & CPD_KEY_SPECIAL) == CPD_KEY_SPECIAL)
 #define CPD_KEY_IS_ZONE(k) (((k) & UINT64_C(0xFFFF000000000000)) == CPD_KEY_ZONE)

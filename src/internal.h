@@ -81,6 +81,8 @@ struct cp_thread {
   uint32_t generation;        /* reset generation the tree belongs to */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
+  struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
+  uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -228,6 +230,72 @@ const char *zone_name(uint32_t id, uint32_t *len) CP_HIDDEN;
 typedef void (*zone_issue_fn)(void *ctx, uint32_t id, const uint64_t *counts);
 void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx) CP_HIDDEN;
 
+/* ---- API interception (intercept.c) ------------------------------------
+** The portable core shared by the back ends (src/posix/plt.c, src/win/iat.c).
+** Contract for a back end:
+**  - os_intercept_start() is called once from runtime_init when CAPPROF_API
+**    is set; it patches the import slots of the modules loaded now (and of
+**    later ones, from its LoadLibrary/dlopen hook) and returns CPD_IS_*.
+**  - For each import slot of a module other than capprof's own that holds a
+**    function of a library for which intercept_selects(base name) is true:
+**    if intercept_unsafe(symbol) gives a reason, or the slot cannot be
+**    patched, call intercept_skip(reason, library, symbol) and leave it;
+**    else id = intercept_register(library, symbol) and point the slot at a
+**    stub made for (id, real target). Then intercept_patched(modules, slots).
+**  - A stub jumps to the shared entry trampoline with its struct icpt_stub;
+**    the trampoline saves the argument registers, calls intercept_enter(stub,
+**    address of the return-address slot), restores them and jumps to the
+**    address returned, stack untouched. intercept_enter may have replaced the
+**    return address by the one given to intercept_set_return_trampoline().
+**  - The return trampoline saves the return registers, calls
+**    intercept_exit(stack pointer after the return) and jumps to the address
+**    returned (the caller's own return address), registers restored.
+**  - Before an unwinder walks the stack (C++ throw, forced unwind), call
+**    intercept_restore_returns(sp of the throwing frame); when a handler
+**    catches, intercept_rehook(its frame's sp): the unwinder never sees a
+**    return trampoline, and calls that stay live are hooked again.
+** intercept_enter/exit run on any thread at any time, in signal handlers
+** too: they never lock, allocate only a thread's first return stack, and
+** preserve errno. Registration and skips take os_lock: never call them with
+** os_lock held. */
+struct icpt_stub {
+  void *real;          /* the function the slot pointed to */
+  uint32_t id;         /* intercept_register's id */
+  uint32_t flags;      /* back end's use */
+};
+struct intercept_summary {
+  uint32_t status;     /* CPD_IS_* */
+  uint64_t modules, slots, unrecorded, inner_mt, outer_mt;
+  const char *spec;
+};
+void intercept_start(void) CP_HIDDEN;                 /* runtime_init */
+int intercept_selects(const char *library) CP_HIDDEN; /* by CAPPROF_API */
+uint32_t intercept_unsafe(const char *symbol) CP_HIDDEN; /* CPD_SKIP_* or 0 */
+/* The id of (library, symbol), added if new; UINT32_MAX when full. */
+uint32_t intercept_register(const char *library, const char *symbol) CP_HIDDEN;
+uint32_t intercept_count(void) CP_HIDDEN;             /* lock-free */
+void intercept_name(uint32_t id, const char **library, const char **symbol) CP_HIDDEN;
+void intercept_skip(uint32_t reason, const char *library, const char *symbol) CP_HIDDEN;
+uint32_t intercept_skip_count(void) CP_HIDDEN;
+void intercept_skip_get(uint32_t i, uint32_t *reason, uint64_t *slots,
+                        const char **library, const char **symbol) CP_HIDDEN;
+void intercept_patched(uint64_t modules, uint64_t slots) CP_HIDDEN;
+void intercept_summary(struct intercept_summary *s) CP_HIDDEN;
+void intercept_set_return_trampoline(uintptr_t addr) CP_HIDDEN;
+/* Around the back end's own work on a thread (patching after dlopen): the
+** runtime's calls into libc, when it is linked into the program and so goes
+** through the program's patched slots, pass by unrecorded. */
+uint32_t intercept_quiet_begin(void) CP_HIDDEN;
+void intercept_quiet_end(uint32_t saved) CP_HIDDEN;
+void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot) CP_HIDDEN;
+void *intercept_exit(uintptr_t *after) CP_HIDDEN;
+void intercept_restore_returns(uintptr_t sp) CP_HIDDEN;
+void intercept_rehook(uintptr_t sp) CP_HIDDEN;
+void intercept_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* Measure the probe cost of an intercepted call: through() calls plain()
+** through a stub, plain() is an empty function. */
+void intercept_calibrate(void (*through)(void), void (*plain)(void)) CP_HIDDEN;
+
 /* ---- runtime (runtime.c) ----------------------------------------------- */
 
 /* The calling thread's state, created on first use; NULL when recording is
@@ -285,6 +353,13 @@ void os_unlock(void) CP_HIDDEN;
 void os_process_init(void) CP_HIDDEN;
 
 const char *os_getenv(const char *name) CP_HIDDEN;
+
+/* API interception back end (src/posix/plt.c, src/win/iat.c): see above.
+** os_on_alt_stack: sp lies on a signal stack the thread switched to. */
+int os_intercept_start(void) CP_HIDDEN;
+int os_on_alt_stack(uintptr_t sp) CP_HIDDEN;
+/* Tell the launcher (capprof run, CAPPROF_RUN_LOG) that a dump was written. */
+void os_run_log(const char *path) CP_HIDDEN;
 
 /* errno (and GetLastError on Windows) saved around slow paths. */
 typedef struct { int err; unsigned long winerr; } os_errsave;

@@ -102,6 +102,7 @@ void runtime_init(void)
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe();
+    intercept_start();                     /* CAPPROF_API: patch import slots */
     os_dumpsig_start();
     sample_init_from_env();
   }
@@ -112,8 +113,8 @@ struct cp_thread *runtime_thread_slow(void)
 {
   struct cp_thread *t = os_get_thread();
   if (t) return t;                       /* set meanwhile */
-  os_errsave e = os_save_errors();
   os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
+  os_errsave e = os_save_errors();       /* (it may be an intercepted call) */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
   if (!cp_g.disabled && !cp_g.finished) t = calltree_new(cp_g.node_cap);
@@ -157,7 +158,9 @@ void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
   t->end_ticks = cp_now();
-  if (!t->name[0]) os_thread_name(t->tid, t->name, sizeof t->name);
+  /* The OS name may have been set after the tree was made (often by the
+  ** thread's first intercepted call, pthread_setname_np itself). */
+  if (!t->name[0] || !t->name_fixed) os_thread_name(t->tid, t->name, sizeof t->name);
   t->end_ns = os_realtime_ns();
 }
 
@@ -288,6 +291,7 @@ int capprof_set_thread_name(const char *name)
   if (n >= sizeof t->name) n = sizeof t->name - 1;
   memcpy(t->name, name, n);
   t->name[n] = '\0';
+  t->name_fixed = 1;
   return 0;
 }
 
@@ -314,7 +318,10 @@ void runtime_atexit(void)
       strcat(msg, ": ");
       strcat(msg, capprof_strerror(rc));
       os_report(msg);
-    } else if (env_true("CAPPROF_VERBOSE")) {
+    } else {
+      os_run_log(path);                    /* capprof run names the dumps */
+    }
+    if (rc == 0 && env_true("CAPPROF_VERBOSE")) {
       char msg[1200] = "capprof: wrote ";
       strncat(msg, path, sizeof msg - 20);
       os_report(msg);

@@ -49,6 +49,31 @@ static void print_id(const struct cpd_module *m)
 
 static void print_sampling(const struct cpd_dump *d);
 
+/* API interception ('capprof run'): what was patched, the probe cost of an
+** intercepted call, and what was left alone and why. */
+static void print_intercept(const struct cpd_dump *d)
+{
+  const struct cpd_intercept *x = &d->intercept;
+  if (!x->present) return;
+  char a[32], b[32];
+  printf("API interception: %s (libraries: %s), %" PRIu64 " import slots patched in %" PRIu64
+         " modules, %u functions seen\n", cpd_intercept_status_text(x->status),
+         x->spec && x->spec[0] ? x->spec : "-", x->slots, x->modules, d->napis);
+  printf("  probe:     %s per intercepted call in its own time, %s in its caller's time\n",
+         fmt_ns(cpd_ticks_to_ns(d, x->inner_mt / 1000.0), a, sizeof a),
+         fmt_ns(cpd_ticks_to_ns(d, x->outer_mt / 1000.0), b, sizeof b));
+  if (x->unrecorded)
+    printf("  %" PRIu64 " intercepted calls passed through unrecorded (no room to record)\n",
+           x->unrecorded);
+  if (!d->nskips) return;
+  printf("  left alone (import slots not patched, so these calls are not seen):\n");
+  for (uint32_t i = 0; i < d->nskips; i++) {
+    const struct cpd_skip *k = &d->skips[i];
+    printf("    %-28s %-18s %4" PRIu64 " slot%s  %s\n", k->symbol, k->library, k->slots,
+           k->slots == 1 ? " " : "s", cpd_skip_reason_text(k->reason));
+  }
+}
+
 static void info_one(const struct cpd_dump *d)
 {
   char a[64], b[64];
@@ -109,6 +134,7 @@ static void info_one(const struct cpd_dump *d)
     putchar('\n');
   }
   zone_print_info(stdout, d);
+  print_intercept(d);
   print_sampling(d);
 }
 

@@ -44,6 +44,8 @@ static const char usage[] =
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
   "      --samples    the flat profile of the samples (program counters)\n"
+  "      --api        intercepted library calls alone ('capprof run'), per\n"
+  "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
 
 /* --sort names and the key each stands for ("total" is the old name of incl). */
@@ -255,6 +257,86 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   return 0;
 }
 
+/* ---- API calls ('capprof run') ---------------------------------------------- */
+
+static int cmp_api(const void *pa, const void *pb)
+{
+  const struct prof_func *a = &sort_prof->funcs[*(const uint32_t *)pa];
+  const struct prof_func *b = &sort_prof->funcs[*(const uint32_t *)pb];
+  int m = strcmp(a->module, b->module);
+  if (m) return m;
+  double x = 0, y = 0;
+  switch (sort_key) {
+  case 2: x = (double)a->calls; y = (double)b->calls; break;
+  case 3: x = avg(a, sort_raw); y = avg(b, sort_raw); break;
+  case 4: x = sort_raw ? a->t.max_raw : a->t.max; y = sort_raw ? b->t.max_raw : b->t.max; break;
+  case 5: break;
+  default: x = sort_raw ? a->t.incl_raw : a->t.incl; y = sort_raw ? b->t.incl_raw : b->t.incl;
+  }
+  if (x != y) return x < y ? 1 : -1;
+  return strcmp(a->name, b->name);
+}
+
+/* WAP's table: per library, each intercepted function's calls, total
+** (inclusive) time, average, shortest and longest call. */
+static int report_api(const struct profile *p, int key, int raw, double limit)
+{
+  uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
+  if (!order) return tool_error("out of memory");
+  uint64_t calls = 0;
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    if (!p->funcs[f].api || !p->funcs[f].calls) continue;
+    order[n++] = f;
+    calls += p->funcs[f].calls;
+  }
+  sort_prof = p;
+  sort_key = key;
+  sort_raw = raw;
+  qsort(order, n, sizeof *order, cmp_api);
+  char a[32], b[32], d[32], e[32], g[32];
+  uint32_t procs = 0;
+  for (uint32_t i = 0; i < p->ndumps; i++)
+    procs += p->dumps[i].d->intercept.present && p->dumps[i].d->intercept.status == CPD_IS_ACTIVE;
+  printf("API calls: %u dump%s (%u with interception on), %u thread%s, %s intercepted calls%s\n",
+         p->ndumps, p->ndumps == 1 ? "" : "s", procs, p->nthreads, p->nthreads == 1 ? "" : "s",
+         fmt_count(calls, a, sizeof a), raw ? " (raw times)" : "");
+  printf("Per library and function, over every thread and dump; total is inclusive "
+         "(callbacks into the program included), %s.\n",
+         raw ? "as measured" : "compensated for the probe's own cost");
+  if (!n) {
+    printf("(no intercepted calls: run the program with 'capprof run')\n");
+    free(order);
+    return 0;
+  }
+  const char *lib = NULL;
+  uint32_t shown = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    if (!lib || strcmp(lib, f->module)) {
+      lib = f->module;
+      uint64_t lc = 0;
+      double lt = 0;
+      for (uint32_t k = i; k < n && !strcmp(p->funcs[order[k]].module, lib); k++) {
+        lc += p->funcs[order[k]].calls;
+        lt += raw ? p->funcs[order[k]].t.incl_raw : p->funcs[order[k]].t.incl;
+      }
+      printf("\n%s: %s calls, %s total\n", lib[0] ? lib : "(unknown library)",
+             fmt_count(lc, a, sizeof a), fmt_ns(lt, b, sizeof b));
+      printf("%12s %10s %10s %10s %10s  %s\n", "calls", "total", "average", "min", "max",
+             "function");
+      shown = 0;
+    }
+    if (limit >= 0 && shown >= limit) continue;
+    shown++;
+    printf("%12s %10s %10s %10s %10s  %s\n", fmt_count(f->calls, a, sizeof a),
+           fmt_ns(raw ? f->t.incl_raw : f->t.incl, b, sizeof b), fmt_ns(avg(f, raw), d, sizeof d),
+           fmt_ns(raw ? f->t.min_raw : f->t.min, e, sizeof e),
+           fmt_ns(raw ? f->t.max_raw : f->t.max, g, sizeof g), f->name);
+  }
+  free(order);
+  return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
   static const struct option longopts[] = {
@@ -263,12 +345,13 @@ int cmd_report(int argc, char **argv)
     { "raw", no_argument, NULL, 'r' },
     { "sum", no_argument, NULL, 'S' },
     { "samples", no_argument, NULL, 'P' },
+    { "api", no_argument, NULL, 'A' },
     { "help", no_argument, NULL, 'h' },
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, key = 0, sum = 0, samples = 0, c;
+  int raw = 0, key = 0, sum = 0, api = 0, sorted = 0, samples = 0, c;
   struct filter flt = { 0 };
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":s:n:rht:", longopts, NULL)) != -1) {
@@ -282,11 +365,13 @@ int cmd_report(int argc, char **argv)
         return 1 + tool_error("report: --sort wants self, incl, calls, avg, max or name, "
                               "not '%s'", optarg);
       key = sort_keys[key].key;
+      sorted = 1;
       break;
     case 'n': if (tool_parse_num("report", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
     case 'S': sum = 1; break;
     case 'P': samples = 1; break;
+    case 'A': api = 1; break;
     case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
     }
@@ -300,6 +385,12 @@ int cmd_report(int argc, char **argv)
   display_start(1);
   if (samples) {
     int rc = report_samples(p, limit);
+    prof_free(p);
+    return rc;
+  }
+  if (api) {
+    int rc = report_api(p, sorted ? key : 1, raw, limit);
+    fflush(stdout);
     prof_free(p);
     return rc;
   }

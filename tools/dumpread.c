@@ -88,6 +88,17 @@ void cpd_free(struct cpd_dump *d)
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
   free(d->strings);
   free(d->zone_issues);
+  for (uint32_t i = 0; d->apis && i < d->napis; i++) {
+    free(d->apis[i].library);
+    free(d->apis[i].symbol);
+  }
+  free(d->apis);
+  for (uint32_t i = 0; d->skips && i < d->nskips; i++) {
+    free(d->skips[i].library);
+    free(d->skips[i].symbol);
+  }
+  free(d->skips);
+  free(d->intercept.spec);
   free(d->modules);
   free(d->threads);
   free(d->exe);
@@ -312,6 +323,85 @@ const struct cpd_sample_session *cpd_process_sampling(const struct cpd_dump *d)
   return NULL;
 }
 
+/* API: u32 count, then (u32 id, u32 flags, str library, str symbol) with
+** ids 0..count-1 in order. */
+static int parse_apis(struct cpd_dump *d, struct cursor *c)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * 16 > (uint64_t)(c->end - c->p)) return 1;
+  d->apis = calloc(n ? n : 1, sizeof *d->apis);
+  if (!d->apis) return 2;
+  for (uint32_t i = 0; i < n && !c->bad; i++) {
+    uint32_t id = c_u32(c);
+    (void)c_u32(c);
+    d->napis = i + 1;
+    d->apis[i].library = c_str(c, NULL);
+    d->apis[i].symbol = c_str(c, NULL);
+    if (!c->bad && id != i) return 1;
+  }
+  return c->bad;
+}
+
+static int parse_intercept(struct cpd_dump *d, struct cursor *c)
+{
+  struct cpd_intercept *x = &d->intercept;
+  x->present = 1;
+  x->status = c_u32(c);
+  (void)c_u32(c);
+  x->modules = c_u64(c);
+  x->slots = c_u64(c);
+  x->unrecorded = c_u64(c);
+  x->inner_mt = c_u64(c);
+  x->outer_mt = c_u64(c);
+  x->spec = c_str(c, NULL);
+  return c->bad;
+}
+
+static int parse_skips(struct cpd_dump *d, struct cursor *c)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * 24 > (uint64_t)(c->end - c->p)) return 1;
+  d->skips = calloc(n ? n : 1, sizeof *d->skips);
+  if (!d->skips) return 2;
+  for (uint32_t i = 0; i < n && !c->bad; i++) {
+    struct cpd_skip *k = &d->skips[i];
+    d->nskips = i + 1;
+    k->reason = c_u32(c);
+    (void)c_u32(c);
+    k->slots = c_u64(c);
+    k->library = c_str(c, NULL);
+    k->symbol = c_str(c, NULL);
+  }
+  return c->bad;
+}
+
+const char *cpd_intercept_status_text(uint32_t status)
+{
+  switch (status) {
+  case CPD_IS_OFF: return "off";
+  case CPD_IS_ACTIVE: return "on";
+  case CPD_IS_STATIC: return "cannot apply: statically linked program";
+  case CPD_IS_UNSUPPORTED: return "not implemented for this platform";
+  case CPD_IS_FAILED: return "failed to start (out of memory)";
+  }
+  return "unknown status";
+}
+
+const char *cpd_skip_reason_text(uint32_t reason)
+{
+  switch (reason) {
+  case CPD_SKIP_RETURNS_TWICE: return "returns twice";
+  case CPD_SKIP_UNWINDS: return "leaves by unwinding";
+  case CPD_SKIP_SHARES_STACK: return "child shares the thread";
+  case CPD_SKIP_LIBRARY: return "loader/unwinder/capprof";
+  case CPD_SKIP_SLOT: return "unexpected slot value";
+  case CPD_SKIP_PROTECT: return "page not writable";
+  case CPD_SKIP_FULL: return "capprof's tables full";
+  case CPD_SKIP_START: return "program start (calls main)";
+  }
+  return "unknown reason";
+}
+
 #define THREAD_MIN 52u
 
 static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct section *nodes,
@@ -366,6 +456,10 @@ static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct sect
         return fail(err, errlen, CAPPROF_ECORRUPT,
                     "thread %u node %u: zone name %u not in the string table", i, k,
                     (unsigned)(nd->key & 0xFFFFFFFFu));
+      if (CPD_KEY_IS_API(nd->key) && (nd->key & 0xFFFFFFFFu) >= d->napis)
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: API id %u not in the API section", i, k,
+                    (unsigned)(nd->key & 0xFFFFFFFFu));
       if (CPD_KEY_IS_SYMBOL(nd->key) &&
           ((nd->key & 0xFFFFFFFFu) >= d->nstrings ||
            ((nd->key >> 32) & 0xFFFFu) > d->nmodules))
@@ -407,7 +501,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_SAMPLE_STACKS + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_INTERCEPT_SKIPS + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -415,7 +509,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_SAMPLE_STACKS) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_INTERCEPT_SKIPS) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -450,6 +544,16 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
   else if (want[CPD_SEC_STRINGS] && parse_strings(d, SECTION_CURSOR(CPD_SEC_STRINGS)))
     rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
               "string section is corrupt");
+  else if (want[CPD_SEC_API] && parse_apis(d, SECTION_CURSOR(CPD_SEC_API)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "API section is corrupt");
+  else if (want[CPD_SEC_INTERCEPT] && parse_intercept(d, SECTION_CURSOR(CPD_SEC_INTERCEPT)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "interception section is corrupt");
+  else if (want[CPD_SEC_INTERCEPT_SKIPS] &&
+           parse_skips(d, SECTION_CURSOR(CPD_SEC_INTERCEPT_SKIPS)))
+    rc = fail(err, errlen, c.bad == 2 ? CAPPROF_ENOMEM : CAPPROF_ECORRUPT,
+              "interception skips section is corrupt");
   else
     rc = parse_threads(d, SECTION_CURSOR(CPD_SEC_THREADS), want[CPD_SEC_NODES], data, err,
                        errlen);

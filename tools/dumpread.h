@@ -81,6 +81,29 @@ struct cpd_zone_issue {
   uint64_t n[CPD_ZI_KINDS];         /* count per CPD_ZI_* kind */
 };
 
+/* An intercepted library function (API section): key CPD_KEY_API | id. */
+struct cpd_api {
+  char *library;                    /* module base name, e.g. "libc.so.6" */
+  char *symbol;                     /* function name as imported */
+};
+
+/* What API interception did in the process (INTERCEPT section). */
+struct cpd_intercept {
+  int present;                      /* the section was in the dump */
+  uint32_t status;                  /* CPD_IS_* */
+  uint64_t modules, slots;          /* modules and import slots patched */
+  uint64_t unrecorded;              /* calls passed through unrecorded */
+  uint64_t inner_mt, outer_mt;      /* probe cost per intercepted call, milli-ticks */
+  char *spec;                       /* CAPPROF_API as given */
+};
+
+/* Imports left alone (INTERCEPT_SKIPS), one record per reason and function. */
+struct cpd_skip {
+  uint32_t reason;                  /* CPD_SKIP_* */
+  uint64_t slots;                   /* import slots left alone */
+  char *library, *symbol;
+};
+
 struct cpd_dump {
   char *path;                       /* file it was loaded from, or "" */
   unsigned version, minor;
@@ -104,6 +127,11 @@ struct cpd_dump {
   char **strings;
   uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
   struct cpd_zone_issue *zone_issues;
+  uint32_t napis;                   /* API ids; absent section: 0 */
+  struct cpd_api *apis;             /* indexed by id */
+  struct cpd_intercept intercept;
+  uint32_t nskips;
+  struct cpd_skip *skips;
   uint32_t nsessions;               /* sampling (sections 12-14) */
   struct cpd_sample_session *sessions;
   uint32_t nsample_threads;
@@ -125,6 +153,9 @@ double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
 /* Total of mismatch kind (CPD_ZI_*) for zone name index zone, over threads. */
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
 
+/* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
+const char *cpd_intercept_status_text(uint32_t status);
+const char *cpd_skip_reason_text(uint32_t reason);
 /* Name of a CPD_SRC_* source ("task-clock", "cycles", ...), "?" if unknown. */
 const char *cpd_source_name(uint32_t source);
 

@@ -321,23 +321,28 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
 
 /* Node i of a dump thread into prof_node form, compensated. */
 static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t desc, struct prof_node *o)
+                    const struct cpd_node *c, uint64_t desc, uint64_t desc_api,
+                    struct prof_node *o)
 {
   double n = (double)c->calls;
+  /* Intercepted calls (CPD_KEY_API) have their own probe costs: an API node
+  ** loses api_inner per call, every node api_outer per API call below it. */
+  double inner = CPD_KEY_IS_API(c->key) ? pd->api_inner_ns : pd->inner_ns;
+  double apicost = (double)desc_api * pd->api_outer_ns;
   o->calls = c->calls;
-  o->desc_calls = desc;
+  o->desc_calls = desc + desc_api;
   o->flags = c->flags;
   o->t.incl_raw = cpd_ticks_to_ns(d, (double)c->incl);
   o->t.min_raw = cpd_ticks_to_ns(d, (double)c->min);
   o->t.max_raw = cpd_ticks_to_ns(d, (double)c->max);
-  double incl = o->t.incl_raw - n * pd->inner_ns - (double)desc * pd->outer_ns;
+  double incl = o->t.incl_raw - n * inner - (double)desc * pd->outer_ns - apicost;
   o->t.incl = incl > 0 ? incl : 0;
   /* How many calls ran below the shortest and the longest call is not
   ** recorded. The shortest loses its own probe only (it may have made no
   ** calls); the longest loses its own and those of an average call's
   ** descendants. finish_tree then keeps both on their side of the average. */
-  double min = o->t.min_raw - pd->inner_ns;
-  double max = o->t.max_raw - pd->inner_ns - (n > 0 ? (double)desc / n * pd->outer_ns : 0);
+  double min = o->t.min_raw - inner;
+  double max = o->t.max_raw - inner - (n > 0 ? ((double)desc * pd->outer_ns + apicost) / n : 0);
   o->t.min = min > 0 ? min : 0;
   o->t.max = max > 0 ? max : 0;
 }
@@ -356,7 +361,8 @@ static uint32_t key_func(struct profile *p, struct symbolizer *sym, struct u64ma
   if (f == PROF_NONE || map_put(keys, slot, key, f) != 0) return PROF_NONE;
   struct prof_func *fn = &p->funcs[f];
   fn->zone = CPD_KEY_IS_ZONE(key);
-  fn->synthetic = CPD_KEY_IS_SPECIAL(key) && !fn->zone && !CPD_KEY_IS_SYMBOL(key);
+  fn->api = CPD_KEY_IS_API(key);
+  fn->synthetic = CPD_KEY_IS_SPECIAL(key) && !fn->zone && !fn->api && !CPD_KEY_IS_SYMBOL(key);
   if (fn->synthetic) fn->key = key;
   return f;
 }
@@ -375,25 +381,31 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   t->nnodes = t->cap = ct->node_count;
   t->nodes = calloc(ct->node_count, sizeof *t->nodes);
   uint64_t *desc = calloc(ct->node_count, sizeof *desc);
-  if (!t->name || !t->nodes || !desc) {
+  uint64_t *desc_api = calloc(ct->node_count, sizeof *desc_api);
+  if (!t->name || !t->nodes || !desc || !desc_api) {
     free(desc);
+    free(desc_api);
     prof_thread_free(t);
     return CAPPROF_ENOMEM;
   }
   p->nthreads++;
-  for (uint32_t i = ct->node_count; i-- > 1;)
-    desc[ct->nodes[i].parent] += desc[i] + ct->nodes[i].calls;
+  for (uint32_t i = ct->node_count; i-- > 1;) {
+    int api = CPD_KEY_IS_API(ct->nodes[i].key);
+    desc[ct->nodes[i].parent] += desc[i] + (api ? 0 : ct->nodes[i].calls);
+    desc_api[ct->nodes[i].parent] += desc_api[i] + (api ? ct->nodes[i].calls : 0);
+  }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
     uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
       free(desc);
+      free(desc_api);
       return CAPPROF_ENOMEM;
     }
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, &p->dumps[di], c, desc[i], o);
+    convert(d, &p->dumps[di], c, desc[i], desc_api[i], o);
     if (ct->samples) {
       o->s.self = ct->samples[i];
       o->s.cpu_self = (double)ct->samples[i] * p->dumps[di].sample_ns;
@@ -402,6 +414,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     p->dumps[di].calls += i ? c->calls : 0;
   }
   free(desc);
+  free(desc_api);
   return finish_tree(t, p->nfuncs);
 }
 
@@ -564,6 +577,8 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   pd->d = d;
   pd->inner_ns = cpd_ticks_to_ns(d, (double)d->probe_inner_mt / 1000.0);
   pd->outer_ns = cpd_ticks_to_ns(d, (double)d->probe_outer_mt / 1000.0);
+  pd->api_inner_ns = cpd_ticks_to_ns(d, (double)d->intercept.inner_mt / 1000.0);
+  pd->api_outer_ns = cpd_ticks_to_ns(d, (double)d->intercept.outer_mt / 1000.0);
   pd->sampling = cpd_process_sampling(d);
   pd->sample_ns = prof_sample_ns(d);
   size_t nthreads = (size_t)p->nthreads + d->nthreads + d->nsample_threads;

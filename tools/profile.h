@@ -43,6 +43,7 @@ struct prof_func {
   unsigned line;           /* 0 if unknown */
   int synthetic;           /* root, overflow and sink nodes */
   int zone;                /* a zone (key CPD_KEY_ZONE), not a function */
+  int api;                 /* an intercepted library function (CPD_KEY_API) */
   uint64_t key;            /* the CPD_KEY_* of a synthetic node, else 0 */
   /* Flat totals over every path, thread and dump, filled by prof_flat. The
   ** inclusive times count outermost activations only, so recursion is not
@@ -92,6 +93,7 @@ struct prof_thread {
 struct prof_dump {
   struct cpd_dump *d;      /* owned */
   double inner_ns, outer_ns;              /* probe costs per call */
+  double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
   uint64_t calls;          /* all calls in the dump */
   const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
   double sample_ns;        /* CPU ns one sample stands for (0: event source) */

@@ -156,7 +156,11 @@ static void resolve(struct symbolizer *s, uint64_t key, struct sym_info *out)
   else if (key == CPD_KEY_SINK) snprintf(buf, sizeof buf, "[nested calls past the node cap]");
   else if (CPD_KEY_IS_ZONE(key) && (key & 0xFFFFFFFFu) < d->nstrings)
     snprintf(buf, sizeof buf, "%s", d->strings[key & 0xFFFFFFFFu]);
-  else if (CPD_KEY_IS_SYMBOL(key) && (key & 0xFFFFFFFFu) < d->nstrings) {
+  else if (CPD_KEY_IS_API(key) && (key & 0xFFFFFFFFu) < d->napis) {
+    const struct cpd_api *a = &d->apis[key & 0xFFFFFFFFu];   /* library as module */
+    out->module = a->library;
+    snprintf(buf, sizeof buf, "%s", a->symbol);
+  } else if (CPD_KEY_IS_SYMBOL(key) && (key & 0xFFFFFFFFu) < d->nstrings) {
     uint32_t m = (uint32_t)(key >> 32) & 0xFFFFu;
     if (m && m <= d->nmodules) out->module = sym_base_name(d->modules[m - 1].path);
     split_symbol(d->strings[key & 0xFFFFFFFFu], out);

@@ -22,6 +22,11 @@
 
 __thread struct cp_thread *posix_tls __attribute__((tls_model("initial-exec")));
 
+/* 'capprof run' looks for this section in a program to know it carries the
+** runtime already (linked with libcapprof.a); strip keeps it. */
+__attribute__((used, section(".capprof"))) static const char runtime_marker[] =
+    "capprof runtime";
+
 static pthread_mutex_t runtime_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 
@@ -126,6 +131,31 @@ void os_report(const char *msg)
   ssize_t rc = write(2, msg, n);
   rc = write(2, "\n", 1);
   (void)rc;
+}
+
+/* Append the dump's absolute path to the file CAPPROF_RUN_LOG names (set by
+** 'capprof run', which lists the dumps of the process tree at the end). One
+** write with O_APPEND: lines of concurrent processes do not mix. */
+void os_run_log(const char *path)
+{
+  const char *log = getenv("CAPPROF_RUN_LOG");
+  if (!log || !*log) return;
+  char line[4200];
+  size_t n = 0;
+  if (path[0] != '/' && getcwd(line, 2048)) {
+    n = strlen(line);
+    line[n++] = '/';
+  }
+  size_t k = strlen(path);
+  if (n + k + 2 > sizeof line) return;
+  memcpy(line + n, path, k);
+  n += k;
+  line[n++] = '\n';
+  int fd = open(log, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line, n);
+  (void)w;
+  close(fd);
 }
 
 /* ---- process --------------------------------------------------------------- */
@@ -281,6 +311,38 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
     os_restore_errors(e);
   }
   return next(handle);
+}
+
+/* _exit and _Exit skip the destructor that writes the dump: a shell, or a
+** forked child, ends that way. The interposers write it first. Weak, as the
+** others; exit() reaches the kernel by libc's internal path, not by these. */
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+
+static CP_NOINSTR __attribute__((noreturn)) void exit_now(const char *name, int status)
+{
+  exit_fn next = (exit_fn)dlsym(RTLD_NEXT, name);
+  runtime_atexit();
+  if (next) next(status);
+  syscall(SYS_exit_group, status);
+  for (;;) {}
+}
+
+__attribute__((weak, noreturn, visibility("default"))) CP_NOINSTR void _exit(int status)
+{
+  exit_now("_exit", status);
+}
+
+__attribute__((weak, noreturn, visibility("default"))) CP_NOINSTR void _Exit(int status)
+{
+  exit_now("_Exit", status);
+}
+
+/* A vfork child shares the parent's memory, so its hooks and intercepted
+** calls would write into the parent's trees and return stacks. vfork only
+** promises that the child may exec or _exit, which fork gives as well. */
+__attribute__((weak, visibility("default"))) CP_NOINSTR pid_t vfork(void)
+{
+  return fork();
 }
 
 static int live_cb(struct dl_phdr_info *info, size_t size, void *data)

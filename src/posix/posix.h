@@ -10,4 +10,12 @@
 extern __thread struct cp_thread *posix_tls
     __attribute__((tls_model("initial-exec"))) CP_HIDDEN;
 
+/* API interception's machine code (tramp_x86_64.c; tramp_none.c elsewhere):
+** whether there is any, the return trampoline, and the stubs plt.c writes
+** into pages it then makes executable. */
+int tramp_supported(void) CP_HIDDEN;
+uintptr_t tramp_return_address(void) CP_HIDDEN;
+size_t tramp_stub_size(void) CP_HIDDEN;
+void tramp_write_stub(unsigned char *code, const struct icpt_stub *data) CP_HIDDEN;
+
 #endif

@@ -104,5 +104,6 @@ void *__cxa_begin_catch(void *exception)
   static void *(*next)(void *);
   if (!next) next = (void *(*)(void *))real("__cxa_begin_catch");
   pop_below((uintptr_t)__builtin_frame_address(0));
+  intercept_rehook((uintptr_t)__builtin_dwarf_cfa());   /* API calls still live */
   return next(exception);
 }

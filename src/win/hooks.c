@@ -83,11 +83,14 @@ static void __cdecl capprof_finish(void)
   win_process_exit();
 }
 
+WIN_RUNTIME_MARKER;
+
 WIN_TLS_CALLBACK(capprof_tls_callback)
 {
   (void)module;
   (void)reserved;
   if (reason == DLL_PROCESS_DETACH) capprof_finish();
+  else if (reason == DLL_THREAD_ATTACH) iat_thread_attach();
 }
 
 /* Calibrate before main (or when the DLL is loaded); hooks that fire
@@ -97,4 +100,5 @@ WIN_STARTUP(capprof_start)
   win_resolve_apis();          /* before os_lock is ever held */
   runtime_init();
   atexit(capprof_finish);
+  iat_run_ready();
 }

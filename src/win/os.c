@@ -115,6 +115,8 @@ uint64_t os_parent_process_id(void)
   return bi.ppid;
 }
 
+static int wide_path(const char *path, wchar_t *w, int n);
+
 static size_t to_utf8(const wchar_t *w, int wlen, char *buf, size_t n)
 {
   if (!n) return 0;
@@ -261,6 +263,35 @@ void os_report(const char *msg)
   if (!h || h == INVALID_HANDLE_VALUE) return;
   WriteFile(h, msg, (DWORD)strlen(msg), &w, NULL);
   WriteFile(h, "\r\n", 2, &w, NULL);
+}
+
+/* Append the dump's full path to the file CAPPROF_RUN_LOG names (set by
+** `capprof run`, which names the dumps at the end). One WriteFile on a
+** handle opened for appending only: lines of several processes do not mix. */
+void os_run_log(const char *path)
+{
+  wchar_t log[MAX_PATH * 2], wpath[MAX_PATH * 2], full[MAX_PATH * 2];
+  DWORD k = GetEnvironmentVariableW(L"CAPPROF_RUN_LOG", log, MAX_PATH * 2);
+  if (!k || k >= MAX_PATH * 2) return;
+  if (wide_path(path, wpath, MAX_PATH * 2) != 0) return;
+  DWORD n = GetFullPathNameW(wpath, MAX_PATH * 2, full, NULL);
+  if (!n || n >= MAX_PATH * 2) return;
+  char line[MAX_PATH * 6 + 2];
+  size_t len = to_utf8(full, (int)n, line, sizeof line - 2);
+  line[len++] = '\n';
+  HANDLE h = CreateFileW(log, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                         OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE) return;
+  DWORD w;
+  WriteFile(h, line, (DWORD)len, &w, NULL);
+  CloseHandle(h);
+}
+
+/* Windows has no signal stacks: no stack pointer is ever on one. */
+int os_on_alt_stack(uintptr_t sp)
+{
+  (void)sp;
+  return 0;
 }
 
 /* ---- process ------------------------------------------------------------- */

@@ -146,10 +146,42 @@ CP_INLINE uintptr_t win_frame_slot(uintptr_t key, uintptr_t sp, uintptr_t fp)
      CP_NOINSTR static void NTAPI fn(PVOID module, DWORD reason, PVOID reserved)
 #endif
 
+/* A section named ".capprof" in every image that carries the runtime (the
+** static library pulls it in with the hooks): `capprof run` reads the
+** program's section table to tell a program that has the runtime already
+** (tools/run_win.c) and does not load a second one. */
+#if defined(_MSC_VER)
+#  pragma section(".capprof", read)
+#  define WIN_RUNTIME_MARKER                                                 \
+     __pragma(comment(linker, "/INCLUDE:" WIN_SYM_PREFIX "capprof_runtime_marker")) \
+     __declspec(allocate(".capprof")) extern const char capprof_runtime_marker[8]; \
+     __declspec(allocate(".capprof")) const char capprof_runtime_marker[8] = "capprof"
+#  if CAPPROF_ARCH_X86_64
+#    define WIN_SYM_PREFIX ""
+#  else
+#    define WIN_SYM_PREFIX "_"
+#  endif
+#else
+#  define WIN_RUNTIME_MARKER                                                 \
+     __attribute__((section(".capprof"), used))                             \
+     const char capprof_runtime_marker[8] = "capprof"
+#endif
+
 /* Set while the process is being torn down (ExitProcess): os_lock then
 ** waits a bounded time, since a thread killed while holding it never
 ** releases it. */
 int win_shutting_down(void) CP_HIDDEN;
+
+/* API interception (iat.c, x64 only; iat_none.c elsewhere): the trampoline
+** (asm/intercept_x64.asm) calls the two workers around each API call;
+** iat_thread_attach runs at DLL_THREAD_ATTACH (GDI batch limit), and
+** iat_run_ready tells `capprof run` the runtime started. */
+struct iat_stub;
+void iat_thread_attach(void) CP_HIDDEN;
+void iat_run_ready(void) CP_HIDDEN;
+size_t iat_enter(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
+void iat_exit(struct iat_stub *s, uintptr_t slot) CP_HIDDEN;
+
 void win_resolve_apis(void) CP_HIDDEN;
 void win_process_exit(void) CP_HIDDEN;
 

@@ -14,7 +14,8 @@
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
-** Zone nodes are named "@" followed by the zone's name.
+** Zone nodes are named "@" followed by the zone's name; intercepted library
+** calls (capprof run) by their symbol.
 ** Exits 0 when every line holds; otherwise prints each failure.
 */
 #include <inttypes.h>
@@ -40,6 +41,8 @@ static const char *name_of(uint64_t key)
     snprintf(z, sizeof zone[0], "@%s", dump->strings[key & 0xFFFFFFFFu]);
     return z;
   }
+  if (CPD_KEY_IS_API(key) && dump && (key & 0xFFFFFFFFu) < dump->napis)
+    return dump->apis[key & 0xFFFFFFFFu].symbol;       /* intercepted call */
   for (int i = 0; i < nsyms; i++)
     if (syms[i].addr == key) return syms[i].name;
   if (key == CPD_KEY_OVERFLOW) return "[overflow]";

@@ -13,11 +13,16 @@
 #   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
 #      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and the tool
 #      as MSVC would build it, and builds runtime and tool for 32-bit MinGW.
-# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP
+#   5. runs programs built with no capprof flag under `capprof.exe run` (API
+#      interception through the import address tables): exact per-thread
+#      counts of known API calls (check_api), exit codes passed through,
+#      C++ exceptions, SEH and longjmp through intercepted calls.
+# usage: run-wine.sh SOURCE-DIR BUILD-DIR NATIVE-CHECK_DUMP NATIVE-CHECK_API
 set -eu
 SRC=$(cd "$1" && pwd)
 BUILD=$2
 CHECK=$3
+CHECK_API=$4
 mkdir -p "$BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
@@ -124,6 +129,112 @@ set -- "$OUT/exit_process"/exit_process_dll.*.capprof
 "$CHECK" "$1" "$OUT/exit_process.sym" "$SRC/tests/win/exit_process.expect" \
   || fail "exit_process_dll: call counts"
 
+# One line per thread from check_api, its words sorted (C locale).
+canon() { tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+expect_thread() {     # FILE "thread: path=count ...": some thread has exactly these
+  want=$(echo "$2" | canon)
+  while read -r line; do
+    [ "$(echo "$line" | canon)" = "$want" ] && return 0
+  done <"$1"
+  echo "expected a thread with: $2"; cat "$1"
+  return 1
+}
+
+step "capprof.exe run: api_calls.exe, built with no capprof flag (import address tables)"
+RUN="$OUT/run"
+mkdir -p "$RUN"
+rc=0
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_calls.exe) \
+  >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
+sed 's/\r$//' "$RUN/api_calls.err"
+[ $rc -eq 5 ] || fail "api_calls.exe under capprof run: exit status $rc, expected 5 (ExitProcess(5))"
+compares=$(sed -n 's/^compares \([0-9]*\).*/\1/p' "$RUN/api_calls.out")
+[ -n "$compares" ] || fail "api_calls.exe: no output"
+set -- "$RUN"/api_calls.*.capprof
+[ $# -eq 1 ] && [ -f "$1" ] || fail "api_calls: expected one dump in $RUN"
+"$CHECK_API" "$1" \
+  GetTickCount,CreateFileW,CloseHandle,Sleep,qsort,longjmp,ExitThread,ExitProcess,LoadLibraryW,GetCurrentThreadId \
+  >"$RUN/api_calls.counts" || fail "check_api api_calls"
+cat "$RUN/api_calls.counts"
+[ "$(grep -c . "$RUN/api_calls.counts")" -eq 3 ] || fail "api_calls: expected 3 threads"
+K=kernel32.dll M=msvcrt.dll
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=8 $K!CreateFileW=6 $K!ExitProcess=1 \
+$K!GetTickCount=5 $K!Sleep=2 $M!qsort=2 $M!qsort/$K!GetTickCount=$compares $M!qsort/$M!longjmp=1 \
+$K!LoadLibraryW=1 $K!GetCurrentThreadId=6" \
+  || fail "api_calls: main thread counts"
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=7 $K!CreateFileW=7 $K!GetTickCount=7 $K!Sleep=1" \
+  || fail "api_calls: first worker's counts"
+expect_thread "$RUN/api_calls.counts" "thread: $K!CloseHandle=3 $K!CreateFileW=3 $K!ExitThread=1 \
+$K!GetTickCount=3 $K!Sleep=1" || fail "api_calls: second worker's counts (ends by ExitThread)"
+
+# The same dump symbolized by capprof.exe under wine: WAP's table per DLL.
+wine "$BUILD/capprof.exe" report --api "$1" 2>&1 | sed 's/\r$//' >"$RUN/api_calls.report"
+head -12 "$RUN/api_calls.report"
+total=$((5 + compares + 7 + 3))
+for want in "^kernel32.dll: " "^ *$total .*  GetTickCount$" "^ *16 .*  CreateFileW$" \
+            "^ *18 .*  CloseHandle$" "^ *4 .*  Sleep$" "^msvcrt.dll: " "^ *2 .*  qsort$"; do
+  grep -q "$want" "$RUN/api_calls.report" || fail "capprof.exe report --api lacks '$want'"
+done
+
+step "capprof.exe run: C++ exceptions and SEH through intercepted qsort"
+for prog in api_unwind api_seh; do
+  [ -f "$WIN/$prog.exe" ] || fail "$prog.exe was not built"
+  (cd "$WIN" && wine "./$prog.exe") >"$RUN/$prog.plain" 2>&1 || fail "$prog.exe alone"
+  rc=0
+  (cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" "./$prog.exe") \
+    >"$RUN/$prog.out" 2>"$RUN/$prog.err" || rc=$?
+  [ $rc -eq 0 ] || { cat "$RUN/$prog.out" "$RUN/$prog.err"; fail "$prog.exe under capprof run: status $rc"; }
+  cmp -s "$RUN/$prog.plain" "$RUN/$prog.out" || fail "$prog.exe: output differs under capprof run"
+  set -- "$RUN"/$prog.*.capprof
+  [ -f "$1" ] || fail "$prog: no dump"
+  "$CHECK_API" "$1" GetTickCount,qsort,RaiseException >"$RUN/$prog.counts" || fail "check_api $prog"
+  echo "$prog: $(sed 's/\r$//' "$RUN/$prog.out") / $(sed -n 1p "$RUN/$prog.counts")"
+done
+expect_thread "$RUN/api_unwind.counts" "thread: $K!GetTickCount=4 $M!qsort=3 $M!qsort/$K!GetTickCount=3 \
+$M!qsort/$K!RaiseException=3" || fail "api_unwind: counts"
+expect_thread "$RUN/api_seh.counts" "thread: $K!GetTickCount=3 $M!qsort=2 $M!qsort/$K!GetTickCount=2 \
+$M!qsort/$K!RaiseException=2" || fail "api_seh: counts"
+
+step "capprof.exe run: GDI32 selected, batch limit 1 on each thread (Wine's relay trace)"
+# Wine's GdiSetBatchLimit is a no-op: the calls are seen in its relay trace.
+wine reg add 'HKCU\Software\Wine\Debug' /v RelayInclude /d gdi32.GdiSetBatchLimit /f \
+  >/dev/null 2>&1 || fail "wine reg add RelayInclude"
+(cd "$WIN" && WINEDEBUG=-all,+relay wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" \
+  ./api_gdi.exe) >"$RUN/api_gdi.out" 2>"$RUN/api_gdi.relay" || fail "api_gdi.exe under capprof run"
+n=$(grep "Call gdi32.GdiSetBatchLimit(00000001)" "$RUN/api_gdi.relay" | cut -d: -f1 | sort -u | wc -l)
+echo "GdiSetBatchLimit(1) called on $n threads"
+[ "$n" -eq 2 ] || fail "api_gdi: GdiSetBatchLimit(1) on $n threads, expected 2 (main and worker)"
+set -- "$RUN"/api_gdi.*.capprof
+[ -f "$1" ] || fail "api_gdi: no dump"
+G=gdi32.dll
+"$CHECK_API" "$1" CreateCompatibleDC,DeleteDC,GetStockObject >"$RUN/api_gdi.counts"
+expect_thread "$RUN/api_gdi.counts" "thread: $G!CreateCompatibleDC=3 $G!DeleteDC=3 $G!GetStockObject=3" \
+  || fail "api_gdi: main thread's GDI counts"
+expect_thread "$RUN/api_gdi.counts" "thread: $G!CreateCompatibleDC=2 $G!DeleteDC=2 $G!GetStockObject=2" \
+  || fail "api_gdi: worker's GDI counts"
+mkdir -p "$RUN/nogdi"
+(cd "$WIN" && WINEDEBUG=-all,+relay wine "$BUILD/capprof.exe" run --api=kernel32.dll \
+  --output="$RUN/nogdi/%n.%p.capprof" ./api_gdi.exe) >/dev/null 2>"$RUN/api_gdi.nogdi.relay" \
+  || fail "api_gdi.exe --api=kernel32.dll"
+! grep -q "Call gdi32.GdiSetBatchLimit" "$RUN/api_gdi.nogdi.relay" \
+  || fail "api_gdi: batch limit set although GDI32 was not selected"
+
+step "capprof.exe run: a program linked with capprof.dll (hooks and API calls, one runtime)"
+mkdir -p "$RUN/withdll"
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/withdll/%n.%p.capprof" ./pg_example_dll.exe) \
+  >"$RUN/withdll.out" 2>&1 || { cat "$RUN/withdll.out"; fail "pg_example_dll.exe under capprof run"; }
+set -- "$RUN/withdll"/*.capprof
+[ $# -eq 1 ] && [ -f "$1" ] || fail "pg_example_dll: expected exactly one dump (one runtime)"
+wine "$BUILD/capprof.exe" tree "$1" 2>/dev/null | sed 's/\r$//' >"$RUN/withdll.tree"
+grep -q "^ *1 .*    keeps_last_error$" "$RUN/withdll.tree" || fail "pg_example_dll: hooks missing"
+grep -q "^ *1 .*      SetLastError$" "$RUN/withdll.tree" \
+  || { cat "$RUN/withdll.tree"; fail "pg_example_dll: SetLastError not under keeps_last_error"; }
+
+step "figures: cost of an intercepted call under wine"
+(cd "$WIN" && wine ./api_cost.exe) | sed 's/\r$//; s/^/alone:            /'
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_cost.exe) \
+  | sed 's/\r$//; s/^/under capprof run: /'
+
 step "examples built with -finstrument-functions under wine"
 for ex in calls threads; do
   [ -f "$BUILD/examples/$ex.exe" ] || continue
@@ -158,14 +269,16 @@ awk -v h="$heavy" -v l="$light" 'BEGIN { r = h / l; printf "heavy %d light %d ra
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
-  src/sample.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
+  src/sample.c src/intercept.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
 for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   case $target in
-    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_; extra=src/win/frame_x64.c ;;
-    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_;   extra=src/win/hooks_x86.c ;;
+    x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_
+             extra="src/win/frame_x64.c src/win/iat.c" ;;
+    *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_
+             extra="src/win/hooks_x86.c src/win/iat_none.c" ;;
   esac
   for f in $CC_SRCS $extra; do
     (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
@@ -183,7 +296,8 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
 # (found first through -Itools/win), no C++ demangler.
-TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c -e term_posix.c)
+TOOL_SRCS=$(cd "$SRC" && ls tools/*.c | grep -v -e sym_elf.c -e sym_none.c -e term_posix.c \
+  -e run_posix.c)
 for f in $TOOL_SRCS tools/win/getopt.c tools/win/demangle_none.c; do
   (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_AMD64_ -DCAPPROF_VERSION_STRING=\"0\" -Itools/win -Itools \
