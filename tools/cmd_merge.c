@@ -258,8 +258,8 @@ static int add_sampling(struct builder *b, struct profile *p, uint32_t nfuncs)
       t->name = strdup(st->name ? st->name : "");
       t->nodes = malloc((size_t)st->nnodes * sizeof *t->nodes);
       if (!t->name || !t->nodes) { sym_close(sym); return -1; }
-      t->thread = CPD_NO_PARENT;
-      if (st->thread != CPD_NO_PARENT) {       /* the st->thread-th hooked thread of dump k */
+      t->thread = CPD_NO_PARENT;               /* its own sampled tree, unless hooked: */
+      if (prof_thread_hooked(sd, st->thread)) { /* the st->thread-th thread of dump k */
         for (uint32_t j = 0, seen = 0; j < p->nthreads; j++) {
           if (p->threads[j].sampled || p->threads[j].dump != (int)k) continue;
           if (seen++ == st->thread) { t->thread = b->merged_of[j]; break; }

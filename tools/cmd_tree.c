@@ -79,7 +79,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   if (t->sampled) {
-    printf("  sampled call tree (no hooks in this thread): times are CPU time from samples\n");
+    printf("  sampled call tree (no hooked functions in this thread): times are CPU time from samples\n");
     printf("%s%12s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "samples", "cpu incl",
            "cpu self", "incl%", "function", disp_off());
   } else if (o->samples) {

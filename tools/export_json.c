@@ -122,13 +122,16 @@ static int write_json(FILE *f, const struct profile *p)
     putc('}', f);
   }
   fprintf(f, "],\n\"functions\":[");
-  /* Exactly the functions some written node names: every id resolves, and
-  ** functions a filter left without calls are not listed. */
+  /* Exactly the functions some written node names, and those with sampled
+  ** program counters: every id resolves, and functions a filter left
+  ** without calls are not listed. */
   unsigned char *used = calloc((size_t)p->nfuncs + 1, 1);
   if (!used) return tool_error("export: out of memory");
   for (uint32_t k = 0; k < p->nthreads; k++)
     for (uint32_t i = 1; i < p->threads[k].nnodes; i++)
       if (node_listed(p, &p->threads[k].nodes[i])) used[p->threads[k].nodes[i].func] = 1;
+  for (uint32_t i = 0; i < p->nfuncs; i++)      /* and those with sampled program counters */
+    if (p->funcs[i].pc.incl && !p->funcs[i].synthetic) used[i] = 1;
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];

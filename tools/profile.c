@@ -506,10 +506,7 @@ static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_s
   return finish_tree(t, p->nfuncs);
 }
 
-/* Whether thread i of d (CPD_NO_PARENT: none) has nodes of hooked functions;
-** a thread whose tree holds only synthetic nodes (library calls intercepted
-** by 'capprof run', zones) also gets the tree of its sampled stacks. */
-static int has_code_nodes(const struct cpd_dump *d, uint32_t i)
+int prof_thread_hooked(const struct cpd_dump *d, uint32_t i)
 {
   if (i == CPD_NO_PARENT || i >= d->nthreads) return 0;
   const struct cpd_thread *t = &d->threads[i];
@@ -533,7 +530,7 @@ static int add_samples(struct profile *p, uint32_t di, struct symbolizer *sym, s
     if (func[0] == PROF_NONE || (st->nnodes > 1 && func[st->nnodes - 1] == PROF_NONE))
       rc = CAPPROF_ENOMEM;
     if (!rc) rc = add_pc_samples(p, st, func, ns);
-    if (!rc && !has_code_nodes(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns);
+    if (!rc && !prof_thread_hooked(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns);
     free(func);
     if (rc) return rc;
   }

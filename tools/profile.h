@@ -170,6 +170,11 @@ uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, ui
 ** NULL/0 when the dump has no process-wide sampling. */
 double prof_sample_ns(const struct cpd_dump *d);
 
+/* Whether thread i of d (CPD_NO_PARENT: none) has nodes of hooked functions.
+** A thread whose tree holds only library calls intercepted by 'capprof run'
+** or zones also gets the call tree of its sampled stacks. */
+int prof_thread_hooked(const struct cpd_dump *d, uint32_t i);
+
 /* The first function whose name equals name, or else contains it; PROF_NONE. */
 uint32_t prof_find_func(const struct profile *p, const char *name);
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh BUILD SRC CASE -- the sampling tests (tests/sample/): build a small
 # program, run it sampled, and check its dump with check.py or the tool.
-# Programs without hooks are sampled through LD_PRELOAD=libcapprof.so and
-# CAPPROF_SAMPLE, as 'capprof run --sample' does.
+# Programs without hooks are sampled by 'capprof run --sample' (threads8
+# directly through LD_PRELOAD=libcapprof.so and CAPPROF_SAMPLE, which is what
+# it does).
 set -eu
 build=$1 src=$2 case=$3
 here=$src/tests/sample
@@ -13,6 +14,7 @@ cd "$work"
 capprof=$build/capprof
 plain="gcc -O2 -g -fno-omit-frame-pointer"
 preload="env LD_PRELOAD=$build/libcapprof.so CAPPROF_OUTPUT=$work/%n.%p.capprof"
+run="$capprof run -q -o $work/%n.%p.capprof"
 
 check() { python3 "$here/check.py" "$capprof" "$@"; }
 
@@ -34,7 +36,7 @@ exports() {
 case $case in
 ratio)
   $plain "$here/spin3.c" -o spin3
-  $preload CAPPROF_SAMPLE=time:100us ./spin3 150 > out.txt
+  $run --sample=time:100us -- ./spin3 150 > out.txt
   check ratio spin3.*.capprof
   # The hot function and its hot line, as a new user would look for them.
   "$capprof" report --samples spin3.*.capprof | tee report.txt
@@ -53,7 +55,7 @@ ratio)
   ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3
-  $preload CAPPROF_SAMPLE=time:100us CAPPROF_SAMPLE_NO_PERF=1 ./spin3 300 > out.txt
+  CAPPROF_SAMPLE_NO_PERF=1 $run --sample=time:100us -- ./spin3 300 > out.txt
   check ratio_timer spin3.*.capprof
   "$capprof" info spin3.*.capprof | grep -q "fell back to the CPU-time timer"
   ;;
@@ -83,19 +85,19 @@ threads8)
   ;;
 fork)
   $plain "$here/forker.c" -o forker
-  $preload CAPPROF_SAMPLE=time:1ms ./forker > out.txt
+  $run --sample -- ./forker > out.txt
   # shellcheck disable=SC2046
   check fork $(ls forker.*.capprof)
   ;;
 signals)
   $plain "$here/signals.c" -o signals -lpthread
-  $preload CAPPROF_SAMPLE=time:200us ./signals > out.txt || { cat out.txt; exit 1; }
+  $run --sample=time:200us -- ./signals > out.txt || { cat out.txt; exit 1; }
   cat out.txt
   check signals signals.*.capprof
   ;;
 hw_unavailable)     # no hardware counters here: one clear line, a dump that says so
   $plain "$here/spin3.c" -o spin3
-  $preload CAPPROF_SAMPLE=cycles ./spin3 2 > out.txt 2> err.txt
+  $run --sample=cycles -- ./spin3 2 > out.txt 2> err.txt
   cat err.txt
   [ "$(wc -l < err.txt)" -eq 1 ] || { echo "want exactly one line on stderr"; exit 1; }
   grep -q "sampling source 'cycles' is not available here" err.txt
