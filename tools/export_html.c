@@ -251,40 +251,40 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
     if (i) putc(',', f);
     jstr(f, fn[i]->name);
   }
-  fputs(",\"[other]\"],\n\"module\":[", f);
+  fputs(n ? ",\"[other]\"],\n\"module\":[" : "\"[other]\"],\n\"module\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jstr(f, fn[i]->module);
   }
-  fputs(",\"\"],\n\"file\":[", f);
+  fputs(n ? ",\"\"],\n\"file\":[" : "\"\"],\n\"file\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     if (fn[i]->file) jstr(f, fn[i]->file);
     else fputs("null", f);
   }
-  fputs(",null],\n\"line\":[", f);
+  fputs(n ? ",null],\n\"line\":[" : "null],\n\"line\":[", f);
   for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->line);
   /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes). */
-  fputs(",0],\n\"kind\":[", f);
+  fputs(n ? ",0],\n\"kind\":[" : "0],\n\"kind\":[", f);
   for (uint32_t i = 0; i < n; i++)
     fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : 0);
   /* The flat totals (prof_flat), for the callers/callees pane. */
-  fputs(",2],\n\"calls\":[", f);
+  fputs(n ? ",2],\n\"calls\":[" : "2],\n\"calls\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, (double)fn[i]->calls);
   }
-  fputs(",0],\n\"incl\":[", f);
+  fputs(n ? ",0],\n\"incl\":[" : "0],\n\"incl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, fn[i]->t.incl);
   }
-  fputs(",0],\n\"excl\":[", f);
+  fputs(n ? ",0],\n\"excl\":[" : "0],\n\"excl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
     jint(f, fn[i]->t.excl);
   }
-  fputs(",0]}", f);
+  fputs(n ? ",0]}" : "0]}", f);
 }
 
 /* p's functions as a table of pointers (NULL when out of memory). */
@@ -554,7 +554,6 @@ struct wtree {
   const char *label;
   const struct prof_thread *t;
   const double *bcalls, *bincl, *weight;  /* NULL for a profile */
-  double runs, bruns;                      /* diff: runs on each side */
 };
 
 static const struct wtree *sort_tree;
@@ -765,7 +764,7 @@ static int write_html(FILE *f, const struct profile *p)
     if (have_merged) {
       char label[64];
       snprintf(label, sizeof label, "all %u threads", p->nthreads);
-      struct wtree w = { label, &merged, NULL, NULL, NULL, 1, 1 };
+      struct wtree w = { label, &merged, NULL, NULL, NULL };
       rc = write_tree(f, fn, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs);
     }
     for (uint32_t k = 0; k < p->nthreads && !rc; k++) {
@@ -773,7 +772,7 @@ static int write_html(FILE *f, const struct profile *p)
       char label[300];
       snprintf(label, sizeof label, "thread %" PRIu64 "%s%s%s", t->tid, t->name[0] ? " \"" : "",
                t->name, t->name[0] ? "\"" : "");
-      struct wtree w = { label, t, NULL, NULL, NULL, 1, 1 };
+      struct wtree w = { label, t, NULL, NULL, NULL };
       if (have_merged || k) fputs(",\n", f);
       rc = write_tree(f, fn, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs);
     }
@@ -884,7 +883,7 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b,
   size_t cap = (size_t)a->nnodes + b->nnodes;
   memset(u, 0, sizeof *u);
   u->dump = -1;
-  u->name = strdup("");
+  u->name = calloc(1, 1);              /* "" */
   u->nodes = calloc(cap, sizeof *u->nodes);
   *bc = calloc(cap, sizeof **bc);
   *bt = calloc(cap, sizeof **bt);
@@ -894,7 +893,7 @@ static int union_tree(const struct prof_thread *a, const struct prof_thread *b,
   int ok = hm_init(&m, cap) == 0;
   if (!ok || !u->name || !u->nodes || !*bc || !*bt || !*wt || !map || !order) goto oom;
   u->nnodes = 1;
-  u->nodes[0].func = jid[1][b->nodes[0].func];
+  u->nodes[0].func = b->nnodes && jid[1][0] != PROF_NONE ? jid[1][b->nodes[0].func] : 0;
   u->nodes[0].parent = PROF_NONE;
   for (int side = 0; side < 2; side++) {
     const struct prof_thread *t = side ? b : a;
@@ -1012,6 +1011,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   jid[1] = malloc(((size_t)b->nfuncs + 1) * sizeof *jid[1]);
   fn = malloc(nall * sizeof *fn);
   if (!rows || !fv || !jid[0] || !jid[1] || !fn) goto oom;
+  jid[1][0] = PROF_NONE;                 /* stays so when NEW has no function */
   for (uint32_t f = 0; f < b->nfuncs; f++) {
     jid[1][f] = f;
     fn[f] = &b->funcs[f];
@@ -1083,7 +1083,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   fputs("],\n\"flat\":", f);
   write_diff_table(f, rows, nr);
   fputs(",\n\"trees\":[", f);
-  struct wtree w = { "all threads", &u, bc, bt, wt, rb.nruns, ra.nruns };
+  struct wtree w = { "all threads", &u, bc, bt, wt };
   rc = write_tree(f, fn, &w, budget_of(u.nnodes - 1, u.nnodes - 1), nj);
   if (rc) tool_error("out of memory");
   fputs("]}", f);

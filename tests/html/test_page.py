@@ -136,6 +136,13 @@ def test_report(b):
     row = first_row(b)
     check(row.startswith(most_called + " "),
           "sorted by calls, the table starts with %s (got %r)" % (most_called, row))
+    # the same rows and figures as 'capprof report --sort=calls'
+    lines = run(CAPPROF, "report", "--sort=calls", "--limit", "3", dump).splitlines()
+    want = [" ".join(ln.split()) for ln in lines[2:5]]
+    got = b.eval("""Array.prototype.slice.call(document.querySelectorAll('#flat tbody tr'), 0, 3)
+      .map(function (tr) { return Array.prototype.map.call(tr.children, function (td) {
+        return td.textContent; }).join(' ').replace(/\\s+/g, ' ').trim(); })""")
+    check(got == want, "the table's first rows are capprof report's (%s; %s)" % (got, want))
     click_header(b, "calls")
     check(not first_row(b).startswith(most_called + " "), "a second click reverses the order")
 
@@ -153,9 +160,20 @@ def test_report(b):
         check(crumb == "sort", "clicking sort zooms to it: the breadcrumb names it (%r)" % crumb)
         path = b.eval("document.getElementById('crumbs').textContent")
         check("main" in path, "the breadcrumbs lead back through main (%r)" % path)
-        calls = b.eval("document.getElementById('calls').textContent")
-        check(not b.eval("document.getElementById('calls-sec').hidden") and "main" in calls,
-              "the callers pane of sort lists main")
+        pane = b.eval("""Array.prototype.map.call(document.querySelectorAll('#calls tbody tr'),
+          function (tr) { return Array.prototype.map.call(tr.children, function (td) {
+            return td.textContent; }); })""")
+        got = [[c.strip() for c in r[:4]] + [re.sub(r"\s+\(.*$|\s+(caller|callee)$", "", r[4].strip())]
+               for r in pane]
+        want = []           # callers' lines, then callees' without sort's own line again
+        for cmd, skip in (("callers", 1), ("callees", 2)):
+            for ln in run(CAPPROF, cmd, "sort", dump).splitlines()[skip:]:
+                f = ln.split()
+                want.append([f[0], f[1] + " " + f[2], f[3] + " " + f[4], f[5],
+                             re.sub(r"\s+\(.*$", "", " ".join(f[6:]))])
+        check(not b.eval("document.getElementById('calls-sec').hidden") and got == want,
+              "the callers and callees pane of sort shows what capprof callers/callees print "
+              "(%s; %s)" % (got, want))
         b.eval("window.scrollTo(0, 0)")
         pos = b.eval("window.capprof.nodeCenter('sort')")
         b.hover(pos["x"], pos["y"])

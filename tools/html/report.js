@@ -292,8 +292,13 @@
     var nav = $('crumbs'), path = [];
     for (var i = zoom; i >= 0; i = cur.parent[i]) path.unshift(i);
     nav.textContent = '';
+    if (path.length > 40) {            /* a deep zoom: the first and the last levels */
+      var skipped = path.length - 30;
+      path = path.slice(0, 10).concat([-skipped]).concat(path.slice(path.length - 20));
+    }
     path.forEach(function (n, k) {
       if (k) nav.appendChild(el('span', 'sep', '>'));
+      if (n < 0) { nav.appendChild(el('span', 'loc', '(' + fmtCount(-n) + ' levels)')); return; }
       var name = nodeName(cur, n);
       if (n === zoom) {
         nav.appendChild(el('span', 'here', name));
@@ -794,6 +799,7 @@
     });
     renderTable();
     if (trees.length) selectTree(0);
+    else $('flame-note').textContent = 'No call tree: the dump holds no profiled thread.';
     api.ready = true;
     api.readyMs = performance.now();
     api.initMs = api.readyMs - t0;
