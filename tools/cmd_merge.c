@@ -133,11 +133,11 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
     if (s->end_ns > o->end_ns) o->end_ns = s->end_ns;
   }
   for (uint32_t i = 0; i < t->nnodes && !o->samples; i++)
-    if (t->nodes[i].s.self && !(o->samples = calloc(t->nnodes, sizeof *o->samples))) return -1;
+    if (t->nodes[i].s_self && !(o->samples = calloc(t->nnodes, sizeof *o->samples))) return -1;
   for (uint32_t i = 0; i < t->nnodes; i++) {
     const struct prof_node *s = &t->nodes[i];
     struct cpd_node *c = &o->nodes[i];
-    if (o->samples) o->samples[i] = s->s.self;
+    if (o->samples) o->samples[i] = s->s_self;
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
     c->parent = i ? s->parent : CPD_NO_PARENT;
     c->flags = s->flags & CPD_NODE_OPEN;

@@ -113,7 +113,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       const struct prof_func *fn = &p->funcs[n->func];
       int used;
       if (t->sampled) {
-        used = printf("%12s %10s %10s ", fmt_count(n->s.incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
+        used = printf("%12s %10s %10s ", fmt_count(n->s_incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
                       fmt_ns(excl, c, sizeof c));
       } else {
         used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
@@ -123,9 +123,9 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
                       fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                       fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)
-          used += printf("%9s %10s %8s ", fmt_count(n->s.incl, a, sizeof a),
-                         fmt_ns(n->s.cpu_incl, b, sizeof b),
-                         fmt_pct(n->s.cpu_incl, incl, c, sizeof c));
+          used += printf("%9s %10s %8s ", fmt_count(n->s_incl, a, sizeof a),
+                         fmt_ns(n->s_incl * t->sample_ns, b, sizeof b),
+                         fmt_pct(n->s_incl * t->sample_ns, incl, c, sizeof c));
       }
       int hot = disp_pct_kind(incl, total);
       fputs(hot < 0 ? "" : disp_on(hot), stdout);

@@ -62,17 +62,17 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
   for (uint32_t k = 0; k < n; k++) {
     const struct prof_thread *t = &p->threads[idx[k]];
     total += t->nodes[0].t.incl;
-    total_samples += (double)t->nodes[0].s.incl;
-    total_cpu += t->nodes[0].s.cpu_incl;
+    total_samples += (double)t->nodes[0].s_incl;
+    total_cpu += t->nodes[0].s_incl * t->sample_ns;
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *s = &t->nodes[i];
       self[s->func * 3] += s->t.excl;
-      self[s->func * 3 + 1] += (double)s->s.self;
-      self[s->func * 3 + 2] += s->s.cpu_self;
-      used[s->func] |= s->calls != 0 || s->s.incl != 0;
+      self[s->func * 3 + 1] += (double)s->s_self;
+      self[s->func * 3 + 2] += s->s_self * t->sample_ns;
+      used[s->func] |= s->calls != 0 || s->s_incl != 0;
       if (s->parent == 0) continue;
       arcs[na++] = (struct arc){ t->nodes[s->parent].func, s->func, s->calls, s->t.incl,
-                                 (double)s->s.incl, s->s.cpu_incl };
+                                 (double)s->s_incl, s->s_incl * t->sample_ns };
     }
   }
   qsort(arcs, na, sizeof *arcs, by_pair);

@@ -181,7 +181,11 @@ static int write_json(FILE *f, const struct profile *p)
       json_string(f, fn->module);
       putc(',', f);
       times(f, n->calls, &n->t, n->t.incl, n->t.incl_raw);
-      if (with_samples) samples(f, &n->s);
+      if (with_samples) {
+        struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
+                                   n->s_incl * t->sample_ns };
+        samples(f, &ns);
+      }
       putc('}', f);
     }
     fprintf(f, "]}");

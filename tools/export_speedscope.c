@@ -14,9 +14,9 @@
 
 /* A node's length in the layout: its inclusive time, or the CPU time of its
 ** samples. */
-static double span(const struct prof_node *n, int cpu)
+static double span(const struct prof_thread *t, const struct prof_node *n, int cpu)
 {
-  return cpu ? n->s.cpu_incl : n->t.incl;
+  return cpu ? n->s_incl * t->sample_ns : n->t.incl;
 }
 
 static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
@@ -41,7 +41,7 @@ static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
     uint32_t i = stack[--sp];
     if (i & 0x80000000u) {            /* leaving node ~i */
       i = ~i;
-      double end = start[i] + span(&t->nodes[i], cpu);
+      double end = start[i] + span(t, &t->nodes[i], cpu);
       if (end > cursor) cursor = end;
       fprintf(f, ",\n{\"type\":\"C\",\"frame\":%u,\"at\":%.1f}", t->nodes[i].func, cursor);
       continue;
@@ -87,7 +87,7 @@ static int write_speedscope(FILE *f, const struct profile *p)
   for (uint32_t k = 0; k < p->nthreads; k++) {
     if (k) fputs(",\n", f);
     int rc = write_thread(f, &p->threads[k], 0);
-    if (!rc && !p->threads[k].sampled && p->threads[k].nodes[0].s.incl) {
+    if (!rc && !p->threads[k].sampled && p->threads[k].nodes[0].s_incl) {
       fputs(",\n", f);
       rc = write_thread(f, &p->threads[k], 1);
     }

@@ -244,8 +244,7 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     nd[i].t.excl = nd[i].t.excl_raw = 0;     /* children's sums, for now */
     nd[i].first = nd[i].next = PROF_NONE;
     nd[i].flags &= ~PROF_OUTER;
-    nd[i].s.incl = nd[i].s.self;
-    nd[i].s.cpu_incl = nd[i].s.cpu_self;
+    nd[i].s_incl = nd[i].s_self;
   }
   for (uint32_t i = n; i-- > 1;) {
     /* Children come after their parent, so nd[i]'s children are summed by
@@ -255,8 +254,7 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     struct prof_node *p = &nd[nd[i].parent];
     p->t.excl += nd[i].t.incl;
     p->t.excl_raw += nd[i].t.incl_raw;
-    p->s.incl += nd[i].s.incl;
-    p->s.cpu_incl += nd[i].s.cpu_incl;
+    p->s_incl += nd[i].s_incl;
   }
   nd[0].t.incl = nd[0].t.excl;
   nd[0].t.incl_raw = nd[0].t.excl_raw;
@@ -375,6 +373,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   memset(t, 0, sizeof *t);
   t->tid = ct->tid;
   t->dump = (int)di;
+  t->sample_ns = p->dumps[di].sample_ns;
   t->lost_calls = ct->lost_calls;
   t->open_calls = ct->open_calls;
   t->name = clean_dup(ct->name ? ct->name : "");
@@ -407,8 +406,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     o->parent = i ? c->parent : PROF_NONE;
     convert(d, &p->dumps[di], c, desc[i], desc_api[i], o);
     if (ct->samples) {
-      o->s.self = ct->samples[i];
-      o->s.cpu_self = (double)ct->samples[i] * p->dumps[di].sample_ns;
+      o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
     }
     p->dumps[di].calls += i ? c->calls : 0;
@@ -463,6 +461,7 @@ static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_s
   t->tid = st->tid;
   t->dump = (int)di;
   t->sampled = 1;
+  t->sample_ns = ns;
   t->name = clean_dup(st->name ? st->name : "");
   t->nodes = calloc(st->nnodes, sizeof *t->nodes);
   uint32_t *out = malloc((size_t)st->nnodes * sizeof *out);
@@ -491,8 +490,7 @@ static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_s
       t->nodes[o].parent = parent;
       if (map_put(&paths, slot, key, o) != 0) rc = CAPPROF_ENOMEM;
     }
-    t->nodes[o].s.self += st->nodes[k].self;
-    t->nodes[o].s.cpu_self += st->nodes[k].self * ns;
+    t->nodes[o].s_self += st->nodes[k].self;
     out[k] = o;
   }
   t->cap = t->nnodes;
@@ -500,7 +498,7 @@ static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_s
   map_free(&paths);
   if (rc) return rc;
   /* Inclusive CPU time as the node's time, so that every view reads it. */
-  for (uint32_t i = 0; i < t->nnodes; i++) t->nodes[i].t.incl = t->nodes[i].s.cpu_self;
+  for (uint32_t i = 0; i < t->nnodes; i++) t->nodes[i].t.incl = t->nodes[i].s_self * ns;
   for (uint32_t i = t->nnodes; i-- > 1;) t->nodes[t->nodes[i].parent].t.incl += t->nodes[i].t.incl;
   for (uint32_t i = 0; i < t->nnodes; i++) t->nodes[i].t.incl_raw = t->nodes[i].t.incl;
   return finish_tree(t, p->nfuncs);
@@ -660,8 +658,7 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
   o->flags |= s->flags & CPD_NODE_OPEN;
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
-  o->s.self += s->s.self;
-  o->s.cpu_self += s->s.cpu_self;
+  o->s_self += s->s_self;
   if (first || s->t.min_raw < o->t.min_raw) { o->t.min_raw = s->t.min_raw; o->t.min = s->t.min; }
   if (first || s->t.max_raw > o->t.max_raw) { o->t.max_raw = s->t.max_raw; o->t.max = s->t.max; }
 }
@@ -689,6 +686,7 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
     out->lost_calls += t->lost_calls;
     out->open_calls += t->open_calls;
     out->sampled = k == 0 ? t->sampled : out->sampled && t->sampled;
+    if (k == 0) out->sample_ns = t->sample_ns;
     free(map);
     map = malloc((size_t)t->nnodes * sizeof *map);
     if (!map) goto oom;
@@ -726,6 +724,7 @@ int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
   out->tid = t->tid;
   out->dump = t->dump;
   out->sampled = t->sampled;
+  out->sample_ns = t->sample_ns;
   out->lost_calls = t->lost_calls;
   out->open_calls = t->open_calls;
   out->name = strdup(t->name);
@@ -791,13 +790,13 @@ void prof_flat(struct profile *p)
       f->t.excl_raw += s->t.excl_raw;
       f->incl_all += s->t.incl;
       f->incl_all_raw += s->t.incl_raw;
-      f->s.self += s->s.self;
-      f->s.cpu_self += s->s.cpu_self;
+      f->s.self += s->s_self;
+      f->s.cpu_self += s->s_self * t->sample_ns;
       if (s->flags & PROF_OUTER) {
         f->t.incl += s->t.incl;
         f->t.incl_raw += s->t.incl_raw;
-        f->s.incl += s->s.incl;
-        f->s.cpu_incl += s->s.cpu_incl;
+        f->s.incl += s->s_incl;
+        f->s.cpu_incl += s->s_incl * t->sample_ns;
       }
       if (s->calls && (first || s->t.min_raw < f->t.min_raw)) {
         f->t.min_raw = s->t.min_raw;

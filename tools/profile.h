@@ -75,7 +75,8 @@ struct prof_node {
   uint64_t calls;
   uint64_t desc_calls;     /* calls in the subtree below this node */
   struct prof_times t;
-  struct prof_samples s;
+  uint32_t s_self, s_incl; /* samples charged to the node, and with its subtree;
+                           ** CPU time = samples x its thread's sample_ns */
 };
 
 struct prof_thread {
@@ -88,6 +89,8 @@ struct prof_thread {
   struct prof_node *nodes; /* node 0 is the root; its incl is the total */
   int sampled;             /* built from sampled stacks (no hooks): times are
                            ** CPU time from samples, calls are 0 */
+  double sample_ns;        /* CPU ns one sample stands for (its dump's, or the
+                           ** first's in a merged tree); 0: event counters */
 };
 
 struct prof_dump {
