@@ -196,7 +196,7 @@ for b in "${builds[@]}"; do
   echo "(e) ground truth, median of $TPROCS processes; calibration seen:" \
        $(grep '^calib' "$tmp/truth.txt" | sed 's/calib //' | tr '\n' ';')
   printf '    %-6s %9s %9s %8s %8s %9s %9s %8s %8s\n' fn truth_ex comp_ex err% raw_err% truth_in comp_in err% raw_err%
-  for fn in root heavy mid small tiny; do
+  for fn in root fan heavy mid small tiny nano; do
     med() { grep -E "^(truth|tool) fn=$fn " "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p" | median; }
     te=$(med "$tmp/truth.txt" truth_excl); ce=$(med "$tmp/truth.txt" comp_excl_err)
     re=$(med "$tmp/truth.txt" raw_excl_err); ci=$(med "$tmp/truth.txt" comp_incl_err)

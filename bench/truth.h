@@ -11,15 +11,18 @@
 #  define TT(x) TT_CAT(TT_NS, x)
 #endif
 
-#define TT_TINY   16u      /* steps of self work (~4 cycles each) */
+#define TT_NANO   1u       /* steps of self work (~4 cycles each) */
+#define TT_TINY   16u
 #define TT_SMALL  120u
 #define TT_MID    350u
 #define TT_HEAVY  1300u
 #define TT_ROOT   4000u
+#define TT_FAN    1300u    /* a caller of many short callees */
+#define TT_FANOUT 64u      /* its calls of tiny */
 
 #define TT_DECL(ns) \
-  void ns##_tiny(void); void ns##_small(void); void ns##_mid(void); \
-  void ns##_heavy(void); void ns##_root(void); \
+  void ns##_nano(void); void ns##_tiny(void); void ns##_small(void); void ns##_mid(void); \
+  void ns##_heavy(void); void ns##_fan(void); void ns##_root(void); \
   extern volatile int ns##_leaf;
 TT_DECL(plain)
 TT_DECL(cap)

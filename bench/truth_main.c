@@ -25,12 +25,12 @@
 #include "dumpread.h"
 #include "truth.h"
 
-enum { F_TINY, F_SMALL, F_MID, F_HEAVY, F_ROOT, NF };
-static const char *const fname[NF] = { "tiny", "small", "mid", "heavy", "root" };
-static void (*const plain_fn[NF])(void) = { plain_tiny, plain_small, plain_mid,
-                                            plain_heavy, plain_root };
-static void (*const cap_fn[NF])(void) = { cap_tiny, cap_small, cap_mid,
-                                          cap_heavy, cap_root };
+enum { F_NANO, F_TINY, F_SMALL, F_MID, F_HEAVY, F_FAN, F_ROOT, NF };
+static const char *const fname[NF] = { "nano", "tiny", "small", "mid", "heavy", "fan", "root" };
+static void (*const plain_fn[NF])(void) = { plain_nano, plain_tiny, plain_small, plain_mid,
+                                            plain_heavy, plain_fan, plain_root };
+static void (*const cap_fn[NF])(void) = { cap_nano, cap_tiny, cap_small, cap_mid,
+                                          cap_heavy, cap_fan, cap_root };
 
 static uint64_t mono_ns(void)
 {
@@ -45,7 +45,7 @@ static uint64_t mono_ns(void)
 ** process preempted (times here are wall clock, as the TSC is). */
 static double plain_time(int f)
 {
-  static const int loops[NF] = { 20000, 3000, 500, 80, 20 };
+  static const int loops[NF] = { 50000, 20000, 3000, 500, 80, 150, 20 };
   uint64_t t0 = mono_ns();
   for (int i = 0; i < loops[f]; i++) plain_fn[f]();
   return (double)(mono_ns() - t0) / loops[f];

@@ -5,7 +5,9 @@
 ** the ground truth, and once with the hooks (TT(x) = cap_x).
 **
 **   root (~5 us self) -> 3 x heavy (~1.5 us) -> 4 x mid (~400 ns) -> 3 x small
-**   (~150 ns) -> 2 x tiny (~25 ns); heavy also calls 3 x tiny directly.
+**   (~150 ns) -> 2 x tiny (~25 ns); heavy also calls 3 x tiny directly;
+**   small calls 4 x nano (1-5 ns); root calls fan (~1.5 us self), which calls
+**   64 x tiny: a caller of many short callees.
 */
 #include "truth.h"
 
@@ -32,11 +34,14 @@ static inline void work(unsigned n)
   TT(chain) = x;
 }
 
+__attribute__((noinline)) void TT(nano)(void)  { work(TT_NANO); }
 __attribute__((noinline)) void TT(tiny)(void)  { work(TT_TINY); }
 __attribute__((noinline)) void TT(small)(void)
 {
   work(TT_SMALL);
-  if (!TT(leaf)) for (int i = 0; i < 2; i++) TT(tiny)();
+  if (TT(leaf)) return;
+  for (int i = 0; i < 2; i++) TT(tiny)();
+  for (int i = 0; i < 4; i++) TT(nano)();
 }
 __attribute__((noinline)) void TT(mid)(void)
 {
@@ -50,8 +55,15 @@ __attribute__((noinline)) void TT(heavy)(void)
   for (int i = 0; i < 4; i++) TT(mid)();
   for (int i = 0; i < 3; i++) TT(tiny)();
 }
+__attribute__((noinline)) void TT(fan)(void)
+{
+  work(TT_FAN);
+  if (!TT(leaf)) for (unsigned i = 0; i < TT_FANOUT; i++) TT(tiny)();
+}
 __attribute__((noinline)) void TT(root)(void)
 {
   work(TT_ROOT);
-  if (!TT(leaf)) for (int i = 0; i < 3; i++) TT(heavy)();
+  if (TT(leaf)) return;
+  for (int i = 0; i < 3; i++) TT(heavy)();
+  TT(fan)();
 }

@@ -40,12 +40,7 @@ static size_t round_up(size_t n, size_t to)
   return (n + to - 1) / to * to;
 }
 
-static uint32_t hash_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
-{
-  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
-               (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
-  return (uint32_t)(h >> 32) & t->mask;
-}
+#define hash_slot calltree_slot
 
 static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
 {
@@ -187,7 +182,7 @@ struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now
   uint32_t saved = enter_busy(t);
   struct cp_frame *f = t->top;
   while (f > t->frames && f->sp < sp) {
-    calltree_charge(&t->nodes[f->node], now - f->start);
+    calltree_charge(&t->nodes[f->node], now - f->tstart);
     zone_popped_open(t, f);
     f--;
   }
@@ -207,7 +202,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
   struct cp_frame *f = t->top;
   if (f == t->frames) return;
   if (f->node == CP_NODE_OVERFLOW || f->node == CP_NODE_SINK) {
-    calltree_charge(&t->nodes[f->node], now - f->start);
+    calltree_charge(&t->nodes[f->node], now - f->tstart);
     t->top = f - 1;
     return;
   }
@@ -216,7 +211,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (t->nodes[g->node].key == key && g->sp >= sp) {
       uint32_t saved = enter_busy(t);
       for (; f >= g; f--) {
-        calltree_charge(&t->nodes[f->node], now - f->start);
+        calltree_charge(&t->nodes[f->node], now - f->tstart);
         zone_popped_open(t, f);
       }
       t->top = g - 1;
@@ -231,17 +226,19 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   uint32_t saved = enter_busy(t);
   struct cp_frame *f;
   /* Remember each open frame's key in its start field, then rebuild. */
-  for (f = t->frames + 1; f <= t->top; f++) f->start = t->nodes[f->node].key;
+  for (f = t->frames + 1; f <= t->top; f++) f->tstart = t->nodes[f->node].key;
   memset(t->table, 0, ((size_t)t->mask + 1) * sizeof(uint32_t));
   t->table_used = 0;
   init_fixed_nodes(t);
   t->lost_frames = 0;
+  t->slow_calls = 0;
+  t->debt_at_reset = t->debt;
   zone_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
-    uint64_t key = f->start;
+    uint64_t key = f->tstart;
     f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
                   ? CP_NODE_SINK : calltree_lookup(t, f[-1].node, key);
-    f->start = now;
+    f->tstart = now;
   }
   leave_busy(t, saved);
 }
@@ -275,7 +272,7 @@ struct cp_thread *calltree_new(uint32_t node_cap)
   t->top = t->frames;
   t->frames[0].node = CP_NODE_ROOT;
   t->frames[0].sp = UINTPTR_MAX;     /* the sentinel is never popped */
-  t->frames[0].start = 0;
+  t->frames[0].tstart = 0;
   return t;
 
 fail_tab:

@@ -178,12 +178,12 @@ static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int st
       copy[i].min = UINT64_MAX;
     }
   } else {
-    uint64_t end = t->end_ns ? t->end_ticks : cp_now();
+    uint64_t end = t->end_ns ? t->end_ticks : cp_tnow(t);
     struct cp_frame *top = t->top;
     if (top < t->frames || top >= t->commit_end) top = t->frames;
     for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
-      if (f->node >= n || f->start > end) continue;
-      calltree_charge(&copy[f->node], end - f->start);
+      if (f->node >= n || f->tstart > end) continue;
+      calltree_charge(&copy[f->node], end - f->tstart);
       copy[f->node].hot = CPD_NODE_OPEN;
       (*open)++;
     }
@@ -253,6 +253,28 @@ static void write_zone_issues(struct writer *w, const struct thread_row *rows,
   if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
 }
 
+/* CALIBRATION: per written thread, the time its slow paths took (left out
+** of every measured call by the thread clock, cp_tnow) and how many entries
+** took them; docs/dump-format.md. */
+static void write_calibration(struct writer *w, const struct thread_row *rows,
+                              uint32_t nthreads)
+{
+  uint64_t s = sec_begin(w);
+  uint32_t written = 0, i = 0, records = 0;
+  for (i = 0; i < nthreads; i++) records += rows[i].count != 0;
+  w_u32(w, records);
+  w_u32(w, CPD_CAL_FIELDS);
+  i = 0;
+  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
+    if (!rows[i].count) continue;
+    w_u32(w, written++);
+    w_u32(w, 0);
+    w_u64(w, t->debt - t->debt_at_reset);
+    w_u64(w, t->slow_calls);
+  }
+  sec_end(w, CPD_SEC_CALIBRATION, s);
+}
+
 static void write_threads(struct writer *w)
 {
   uint32_t gen = cp_g.gate >> 1, nthreads = 0;
@@ -313,6 +335,7 @@ static void write_threads(struct writer *w)
   sec_end(w, CPD_SEC_STRINGS, s);
 
   write_zone_issues(w, rows, nthreads, nnames);
+  write_calibration(w, rows, nthreads);
 
   /* Sampling sections refer to threads and nodes by the counts written. */
   size_t cbytes = (nthreads + 1) * sizeof(uint32_t);

@@ -39,6 +39,7 @@ enum cpd_section_type {
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
   CPD_SEC_SAMPLE_SESSIONS = 12, /* sampling sessions and profile objects, buckets */
   CPD_SEC_SAMPLE_NODES = 13,    /* samples charged to call-tree nodes */
@@ -91,6 +92,14 @@ enum cpd_sample_method {
 #define CPD_SS_UNIT_EVENTS 2u     /* interval in counted events */
 #define CPD_SS_F_FAILED    1u     /* the session could not start (note says why) */
 #define CPD_SS_F_CLOSED    2u     /* profile object closed before the dump */
+/* Fields of a CALIBRATION record, after u32 thread (index in THREADS) and u32
+** 0: u64 each. The section starts with u32 record count, u32 fields per
+** record; readers take the fields they know and skip the rest. */
+enum cpd_calibration_field {
+  CPD_CAL_HIDDEN_TICKS = 0, /* ticks the slow paths took, left out of every time */
+  CPD_CAL_SLOW_CALLS   = 1, /* calls whose entry took the slow path */
+  CPD_CAL_FIELDS       = 2
+};
 
 /* Kinds of zone mismatch, the columns of a ZONE_ISSUES record. A record is
 ** u32 thread (index in THREADS), u32 zone (string index), then one u64 per

@@ -37,21 +37,6 @@ struct skip_entry {
   const char *library, *symbol;
 };
 
-/* One hooked call: where its return address was, and what it was. */
-struct icpt_ret {
-  uintptr_t *slot;       /* the return address's place on the machine stack */
-  uintptr_t orig;        /* the caller's return address */
-  uint32_t id;           /* API id, for the exit's node key */
-  uint32_t restored;     /* 1: orig was put back for an unwinder (exceptions) */
-};
-
-/* The per-thread return stack; base[0] is a sentinel that is never popped. */
-struct cp_rstack {
-  struct icpt_ret *top;
-  struct icpt_ret *end;
-  struct icpt_ret base[1];
-};
-
 /* Registry and statistics. Entries are written under os_lock and read
 ** lock-free: entry i is complete before count is raised past i. */
 static struct {
@@ -341,6 +326,11 @@ void intercept_quiet_end(uint32_t saved)
   if (t && runtime_thread_real(t)) t->gate = saved;
 }
 
+uintptr_t intercept_return_trampoline(void)
+{
+  return A.ret_tramp;
+}
+
 void intercept_set_return_trampoline(uintptr_t addr)
 {
   A.ret_tramp = addr;
@@ -398,7 +388,11 @@ static struct icpt_ret *rstack_prune(struct cp_rstack *r, uintptr_t *slot, int t
 ** stores). No lock, no allocation; errno is untouched. */
 void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
 {
-  struct cp_thread *t = os_get_thread();
+  return intercept_enter_thread(os_get_thread(), s, slot);
+}
+
+void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uintptr_t *slot)
+{
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return s->real;
   struct cp_rstack *r = t->rstack;
@@ -431,7 +425,9 @@ void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
   e[1].id = s->id;
   e[1].restored = 0;
   *slot = A.ret_tramp;
-  cp_hot_enter(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16);
+  uint64_t key = CPD_KEY_API | s->id;
+  uintptr_t sp = (uintptr_t)slot - 16;
+  if (CP_UNLIKELY(!cp_hot_enter_try(t, key, sp))) cp_hot_enter(t, key, sp, 0);
   return s->real;
 }
 
@@ -446,9 +442,19 @@ static struct icpt_ret *find_entry(struct cp_rstack *r, uintptr_t *slot)
 
 void *intercept_exit(uintptr_t *after)
 {
-  uint64_t now = cp_now_exit();
+  return intercept_exit_thread(os_get_thread(), after);
+}
+
+/* The clock read that ends an intercepted call is the plain one (rdtsc, not
+** rdtscp): the return into the trampoline is a mispredicted branch, so the
+** read comes after the callee's return address was loaded, and the callee's
+** last instructions may retire a few ns later at most. rdtscp would cost
+** ~10 ns more per call (bench/run_api.sh); library calls are longer than the
+** difference. */
+void *intercept_exit_thread(struct cp_thread *t, uintptr_t *after)
+{
+  uint64_t now = cp_now();
   uintptr_t *slot = after - 1;
-  struct cp_thread *t = os_get_thread();
   struct cp_rstack *r = t->rstack;
   int record = CP_LIKELY(t->gate == cp_g.gate) || !runtime_sync(t);
   uintptr_t orig;
@@ -463,7 +469,7 @@ void *intercept_exit(uintptr_t *after)
       struct cp_frame *f = t->top;
       struct cp_node *n = &t->nodes[f->node];
       if (CP_LIKELY(n->key == key)) {              /* cp_hot_exit's common case */
-        calltree_charge(n, now - f->start);
+        calltree_charge(n, now - t->debt - f->tstart);   /* the thread clock */
         t->top = f - 1;
       } else {
         cp_hot_exit(t, key, (uintptr_t)slot - 16, 1);

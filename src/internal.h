@@ -44,7 +44,7 @@ struct cp_frame {
   uint32_t node;     /* node charged when the call returns */
   uint32_t pad_;
   uintptr_t sp;      /* caller's stack pointer at the hook */
-  uint64_t start;    /* clock ticks at entry */
+  uint64_t tstart;   /* thread clock (cp_tnow) at entry: not the raw clock */
 };
 
 #define CP_NODE_ROOT     0u
@@ -64,6 +64,8 @@ struct cp_thread {
   uint32_t *table;            /* (parent, key) -> node, open addressing */
   uint32_t mask;              /* table size - 1 */
   volatile uint32_t nnodes;   /* nodes in use; published after a node is set */
+  uint64_t debt;              /* clock ticks this thread's slow paths took; the
+                              ** thread clock (cp_tnow) runs without them */
 
   uint32_t cap;               /* node cap; past it calls go to the overflow node */
   size_t nodes_bytes;         /* reserved size of nodes */
@@ -78,6 +80,8 @@ struct cp_thread {
   volatile uint64_t end_ns;   /* realtime at thread end, 0 while it runs */
   uint64_t end_ticks;         /* clock at thread end */
   uint64_t lost_frames;       /* calls not recorded: stack could not grow */
+  uint64_t slow_calls;        /* entries that took the slow path (CALIBRATION) */
+  uint64_t debt_at_reset;     /* debt when the tree was last rebuilt */
   uint32_t generation;        /* reset generation the tree belongs to */
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
@@ -99,7 +103,7 @@ struct cp_global {
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
   uint64_t start_mono;        /* CLOCK_MONOTONIC-like ns at start */
-  uint64_t timer_overhead;    /* min ticks between two back-to-back reads */
+  uint64_t timer_overhead;    /* ticks per timer read, back to back */
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
@@ -200,6 +204,15 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   if (d > n->max) n->max = d;
 }
 
+/* The thread clock: the clock minus the ticks this thread's slow paths took
+** so far (t->debt). Frames start and end on it, so the time of a node
+** lookup, of growing the stack or of unwinding is in no call's time, its
+** caller's included, however long it took (cache misses, page faults): only
+** the fast path's cost remains, which the tool's compensation subtracts
+** (docs/tool.md). A slow path adds its own span to t->debt. */
+CP_INLINE uint64_t cp_tnow(const struct cp_thread *t) { return cp_now() - t->debt; }
+CP_INLINE uint64_t cp_tnow_exit(const struct cp_thread *t) { return cp_now_exit() - t->debt; }
+
 /* ---- zones (zone.c) ---------------------------------------------------- */
 
 /* A frame is a zone's when its node's key is a zone key. */
@@ -263,6 +276,21 @@ struct icpt_stub {
   uint32_t id;         /* intercept_register's id */
   uint32_t flags;      /* back end's use */
 };
+/* One hooked call: where its return address was, and what it was. */
+struct icpt_ret {
+  uintptr_t *slot;       /* the return address's place on the machine stack */
+  uintptr_t orig;        /* the caller's return address */
+  uint32_t id;           /* API id, for the exit's node key */
+  uint32_t restored;     /* 1: orig was put back for an unwinder (exceptions) */
+};
+
+/* The per-thread return stack; base[0] is a sentinel that is never popped. */
+struct cp_rstack {
+  struct icpt_ret *top;
+  struct icpt_ret *end;
+  struct icpt_ret base[1];
+};
+
 struct intercept_summary {
   uint32_t status;     /* CPD_IS_* */
   uint64_t modules, slots, unrecorded, inner_mt, outer_mt;
@@ -289,9 +317,15 @@ uint32_t intercept_quiet_begin(void) CP_HIDDEN;
 void intercept_quiet_end(uint32_t saved) CP_HIDDEN;
 void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot) CP_HIDDEN;
 void *intercept_exit(uintptr_t *after) CP_HIDDEN;
+/* The same with the calling thread's state already read (os_get_thread()),
+** for trampolines that can read the thread pointer themselves. */
+void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s,
+                             uintptr_t *slot) CP_HIDDEN;
+void *intercept_exit_thread(struct cp_thread *t, uintptr_t *after) CP_HIDDEN;
 void intercept_restore_returns(uintptr_t sp) CP_HIDDEN;
 void intercept_rehook(uintptr_t sp) CP_HIDDEN;
 void intercept_thread_free(struct cp_thread *t) CP_HIDDEN;
+uintptr_t intercept_return_trampoline(void) CP_HIDDEN;
 /* Measure the probe cost of an intercepted call: through() calls plain()
 ** through a stub, plain() is an empty function. */
 void intercept_calibrate(void (*through)(void), void (*plain)(void)) CP_HIDDEN;
@@ -417,31 +451,53 @@ CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t n
   CP_BARRIER();
   f[1].node = node;
   f[1].sp = sp;
-  f[1].start = start;
+  f[1].tstart = start;
+}
+
+/* The lookup table's first slot for (parent, key); calltree_lookup probes on
+** from there. */
+CP_INLINE uint32_t calltree_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
+               (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32) & t->mask;
 }
 
 /* Entry of an instrumented call. Cost when the callee was called from the
 ** same caller before: one clock read, ~6 loads and 6 stores (one cache line
-** of frame), 4 predictable branches; no lock, no allocation, no shared write. */
-CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
+** of frame), 4 predictable branches; no lock, no allocation, no shared write.
+** slow_since: the clock when the caller's slow path began (its fast path
+** failed), or 0. Whatever runs from then, or from the first slow step here,
+** to the frame's start is added to t->debt: a second clock read, on slow
+** paths only. */
+CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                            uint64_t slow_since)
 {
   struct cp_frame *f = t->top;
   /* Frames below our stack pointer are dead (longjmp, exceptions). Equal is
   ** not dead: GCC instruments inlined functions, whose hooks run in the
   ** frame of the function they are inlined into. */
   if (CP_UNLIKELY(f->sp < sp)) {
-    f = calltree_unwind(t, sp, cp_now());
+    if (!slow_since) slow_since = cp_now();
+    f = calltree_unwind(t, sp, slow_since - t->debt);
   }
   if (CP_UNLIKELY(f + 1 >= t->commit_end)) {
+    if (!slow_since) slow_since = cp_now();
     if (!(f = calltree_grow(t))) return;
   }
   struct cp_node *parent = &t->nodes[f->node];
   uint32_t c = parent->hot;
   if (CP_UNLIKELY(t->nodes[c].key != key)) {
+    if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
   }
-  calltree_push(t, f, c, sp, cp_now());
+  uint64_t now = cp_now();
+  if (slow_since) {
+    t->slow_calls++;
+    if (now > slow_since) t->debt += now - slow_since;
+  }
+  calltree_push(t, f, c, sp, now - t->debt);
 }
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key
@@ -455,7 +511,7 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp)
 CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
                            int check_key)
 {
-  uint64_t now = cp_now_exit();
+  uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   struct cp_node *n = &t->nodes[f->node];
   if (check_key ? n->key != key : f->sp < sp) {
@@ -469,7 +525,7 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
     calltree_exit_mismatch(t, key, sp, now);
     return;
   }
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - f->tstart);
   t->top = f - 1;
 }
 
@@ -484,14 +540,24 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
+  if (CP_UNLIKELY(nodes[c].key != key)) {
+    /* Not the hot child: a caller that calls several functions in turn (an
+    ** interpreter loop) misses it most of the time. The first slot of the
+    ** lookup table usually holds the node; only if it does not is the full
+    ** path taken, whose time the thread clock leaves out (cp_tnow). The
+    ** cost of this probe (~3 ns: a hash, two loads) stays in the caller. */
+    c = t->table[calltree_slot(t, f->node, key)];
+    if (c == 0 || nodes[c].key != key || nodes[c].parent != f->node) return 0;
+    nodes[f->node].hot = c;
+  }
   if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
-                  (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
   /* The clock is read before the frame is written, not after: the stores
   ** then retire under rdtsc's latency (-1.5 ns per call, bench/run.sh);
   ** they are counted in the callee's time, which calibration subtracts. */
   uint64_t now = cp_fast_enter_clock(mode);
-  calltree_push(t, f, c, sp, now);
+  calltree_push(t, f, c, sp, now - t->debt);
   return 1;
 }
 
@@ -508,7 +574,7 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   (void)sp;
   if (CP_UNLIKELY((n->key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
-  calltree_charge(n, now - f->start);
+  calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
   return 1;
 }

@@ -148,7 +148,7 @@ int runtime_sync(struct cp_thread *t)
   if (g & CP_GATE_PAUSED) return 1;
   if ((g >> 1) != t->generation) {       /* capprof_reset happened */
     t->generation = g >> 1;
-    calltree_rebase(t, cp_now());
+    calltree_rebase(t, cp_tnow(t));
   }
   t->gate = g;
   return 0;
@@ -157,7 +157,7 @@ int runtime_sync(struct cp_thread *t)
 void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
-  t->end_ticks = cp_now();
+  t->end_ticks = cp_tnow(t);
   /* The OS name may have been set after the tree was made (often by the
   ** thread's first intercepted call, pthread_setname_np itself). */
   if (!t->name[0] || !t->name_fixed) os_thread_name(t->tid, t->name, sizeof t->name);
@@ -191,7 +191,7 @@ void runtime_fork_child(void)
     self->tid = os_thread_id();
     self->start_ns = cp_g.start_ns;
     self->lost_frames = 0;
-    calltree_rebase(self, cp_now());
+    calltree_rebase(self, cp_tnow(self));
   }
   sample_fork_child();
   os_unlock();                 /* runtime_fork_prepare took it in this thread */

@@ -248,7 +248,7 @@ void zone_pop_open(struct cp_thread *t, uint64_t now)
   t->gate = GATE_BUSY;
   struct cp_frame *f = t->top;
   for (; f > t->frames && cp_frame_is_zone(t, f); f--) {
-    calltree_charge(&t->nodes[f->node], now - f->start);
+    calltree_charge(&t->nodes[f->node], now - f->tstart);
     zone_popped_open(t, f);
   }
   t->top = f;
@@ -286,10 +286,10 @@ static void close_to(struct cp_thread *t, struct cp_frame *g, uint64_t now)
   t->gate = GATE_BUSY;
   struct cp_frame *f = t->top;
   for (; f > g; f--) {
-    calltree_charge(&t->nodes[f->node], now - f->start);
+    calltree_charge(&t->nodes[f->node], now - f->tstart);
     zone_popped_open(t, f);
   }
-  calltree_charge(&t->nodes[g->node], now - g->start);
+  calltree_charge(&t->nodes[g->node], now - g->tstart);
   t->top = g - 1;
   t->gate = saved;
 }
@@ -307,7 +307,7 @@ uint64_t capprof_zone_begin(const char *name)
   uint64_t key = CPD_KEY_ZONE | id;
 
   struct cp_frame *f = t->top;
-  if (f->sp < here) f = calltree_unwind(t, here, cp_now());      /* dead frames */
+  if (f->sp < here) f = calltree_unwind(t, here, cp_tnow(t));      /* dead frames */
   struct cp_frame *g = f;
   while (g > t->frames && cp_frame_is_zone(t, g)) g--;
   uintptr_t sp = g > t->frames ? g->sp : here;    /* anchored, or zones only */
@@ -317,7 +317,7 @@ uint64_t capprof_zone_begin(const char *name)
     c = calltree_lookup(t, f->node, key);
     if (c == CPD_NO_PARENT) goto out;
   }
-  calltree_push(t, f, c, sp, cp_now());
+  calltree_push(t, f, c, sp, cp_tnow(t));
   token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
 out:
   os_restore_errors(e);
@@ -330,6 +330,7 @@ int capprof_zone_end(const char *name)
   uintptr_t here = CP_FRAME_ADDRESS();
   struct cp_thread *t = zone_thread();
   if (zone_blocked(t, 0)) return cp_g.disabled ? CAPPROF_EDISABLED : 0;
+  now -= t->debt;                        /* the thread clock, cp_tnow */
   os_errsave e = os_save_errors();
   int rc = 0;
   struct cp_zones *z = thread_zones(t);
@@ -360,6 +361,7 @@ void capprof_zone_end_token(uint64_t token)
   if (!token) return;
   struct cp_thread *t = os_get_thread();
   if (!t || zone_blocked(t, 1)) return;
+  now -= t->debt;                        /* the thread clock, cp_tnow */
   uint64_t depth = token >> 32;
   uint64_t key = CPD_KEY_ZONE | (token & 0xFFFFFFFFu);
   struct cp_frame *g = t->frames + depth;

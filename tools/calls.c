@@ -13,7 +13,9 @@
 #include "symbols.h"
 #include "tool.h"
 
-struct edge { uint64_t calls; double incl, excl, incl_raw, excl_raw; };
+/* A caller->callee pair summed over call paths: incl counts a recursion's
+** outermost calls, incl_all every call (for the mean per call). */
+struct edge { uint64_t calls; double incl, excl, incl_raw, excl_raw, incl_all, incl_all_raw; };
 
 static const char usage_fmt[] =
   "usage: capprof %s [options] FUNC DUMP...\n"
@@ -21,9 +23,10 @@ static const char usage_fmt[] =
   "%s\n"
   "FUNC is a function name as 'capprof report' prints it, or a part of one.\n"
   "Columns: calls; incl = inclusive time, self = exclusive time (of the callee\n"
-  "in each caller->callee pair; of FUNC on its own line); incl%% = incl as a\n"
-  "share of FUNC's incl. Calls and self times add up over every call path; an\n"
-  "inclusive time is not counted again inside a call of the same pair.\n"
+  "in each caller->callee pair; of FUNC on its own line); incl/call and\n"
+  "self/call = their means per call; incl%% = incl as a share of FUNC's incl.\n"
+  "Calls and self times add up over every call path; an inclusive time is not\n"
+  "counted again inside a call of the same pair.\n"
   "\n"
   "When FUNC matches several functions (a part of several names, or one name\n"
   "in several modules), they are listed and the command fails; --all shows\n"
@@ -72,6 +75,8 @@ static int add_edges(const struct prof_thread *t, uint32_t f, int callees, struc
       x->calls += s->calls;
       x->excl += s->t.excl;
       x->excl_raw += s->t.excl_raw;
+      x->incl_all += s->t.incl;
+      x->incl_all_raw += s->t.incl_raw;
       if (active[g]++ == 0) {
         x->incl += s->t.incl;
         x->incl_raw += s->t.incl_raw;
@@ -87,10 +92,13 @@ static int add_edges(const struct prof_thread *t, uint32_t f, int callees, struc
 static void line(const char *mark, const char *name, const char *where, const struct edge *e,
                  const struct edge *self, int raw)
 {
-  char a[32], b[32], c[32], d[32];
+  char a[32], b[32], c[32], d[32], g[32], h[32];
   double incl = raw ? e->incl_raw : e->incl, whole = raw ? self->incl_raw : self->incl;
-  int used = printf("%12s %10s %10s ", fmt_count(e->calls, a, sizeof a), fmt_ns(incl, b, sizeof b),
-                    fmt_ns(raw ? e->excl_raw : e->excl, c, sizeof c));
+  double excl = raw ? e->excl_raw : e->excl;
+  int used = printf("%12s %10s %10s %10s %10s ", fmt_count(e->calls, a, sizeof a),
+                    fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
+                    fmt_ns(prof_per_call(raw ? e->incl_all_raw : e->incl_all, e->calls), g, sizeof g),
+                    fmt_ns(prof_per_call(excl, e->calls), h, sizeof h));
   int hot = e == self ? -1 : disp_pct_kind(incl, whole);
   printf("%s%7s%s  %s", hot < 0 ? "" : disp_on(hot), fmt_pct(incl, whole, d, sizeof d),
          hot < 0 ? "" : disp_off(), mark);
@@ -134,9 +142,10 @@ static int show(const struct profile *p, uint32_t f, int callees, int raw)
   qsort(order, n, sizeof *order, by_incl);
 
   const struct prof_func *fn = &p->funcs[f];
-  struct edge self = { fn->calls, fn->t.incl, fn->t.excl, fn->t.incl_raw, fn->t.excl_raw };
-  printf("%s%12s %10s %10s %7s  %s%s\n", disp_on(DISP_HEADER), "calls", "incl", "self", "incl%",
-         "function", disp_off());
+  struct edge self = { fn->calls, fn->t.incl, fn->t.excl, fn->t.incl_raw, fn->t.excl_raw,
+                       fn->incl_all, fn->incl_all_raw };
+  printf("%s%12s %10s %10s %10s %10s %7s  %s%s\n", disp_on(DISP_HEADER), "calls", "incl", "self",
+         "incl/call", "self/call", "incl%", "function", disp_off());
   if (!callees) {
     for (uint32_t i = 0; i < n; i++)
       line("  ", p->funcs[order[i]].synthetic ? "[thread start]" : p->funcs[order[i]].name, "",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "display.h"
+#include "profile.h"
 #include "symbols.h"
 #include "tool.h"
 #include "zones.h"
@@ -76,7 +77,7 @@ static void print_intercept(const struct cpd_dump *d)
 
 static void info_one(const struct cpd_dump *d)
 {
-  char a[64], b[64];
+  char a[64], b[64], c[64];
   printf("dump:        %s (format %u.%u)\n", d->path, d->version, d->minor);
   printf("process:     pid %" PRIu64 ", parent %" PRIu64 ", %s %s, %u-bit\n", d->pid, d->ppid,
          os_name(d->os), arch_name(d->arch), d->ptr_size * 8);
@@ -93,17 +94,35 @@ static void info_one(const struct cpd_dump *d)
   double ghz = (double)d->calib_ticks / (double)d->calib_ns;
   printf("clock:       %s, %.6f ticks/ns (measured over %s)\n", clock_name(d->clock_source),
          ghz, fmt_ns((double)d->calib_ns, a, sizeof a));
-  printf("timer read:  %s (minimum of 2000 back-to-back reads)\n",
+  printf("timer read:  %s (average of 2000 back-to-back reads)\n",
          fmt_ns(cpd_ticks_to_ns(d, (double)d->timer_overhead), a, sizeof a));
-  printf("probe:       %s per call in its own time, %s in its caller's time\n",
-         fmt_ns(cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0), a, sizeof a),
-         fmt_ns(cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0), b, sizeof b));
+  struct prof_dump pd = { .d = (struct cpd_dump *)d };
+  pd.cal_inner_ns = cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0);
+  pd.cal_outer_ns = cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0);
+  uint64_t leaf = 0;
+  prof_probe_model(&pd, &leaf);
+  printf("probe:       %s per call in its own time, %s in its caller's time\n"
+         "             (calibrated at start-up: averages over the best loop of calls)\n",
+         fmt_ns(pd.cal_inner_ns, a, sizeof a), fmt_ns(pd.cal_outer_ns, b, sizeof b));
+  if (leaf) {
+    struct symbolizer *ls = sym_open(d);
+    struct sym_info si;
+    if (ls) sym_lookup(ls, leaf, &si);
+    printf("this run:    x%.2f: %s and %s, as the shortest leaf calls of this run\n"
+           "             bound it (%s, %s a call; docs/tool.md)\n", pd.probe_scale,
+           fmt_ns(pd.cal_inner_ns * pd.probe_scale, a, sizeof a),
+           fmt_ns(pd.cal_outer_ns * pd.probe_scale, b, sizeof b), ls ? si.name : "?",
+           fmt_ns(pd.scale_leaf_ns, c, sizeof c));
+    sym_close(ls);
+  } else {
+    printf("this run:    as calibrated: no frequent leaf call was short enough to bound it\n");
+  }
   printf("             In words: the clock advances %.3f times per nanosecond; every\n"
          "             instrumented call adds %s to its own measured time and %s to\n"
          "             its caller's. Reports subtract both (per call and per call\n"
          "             below, clamped at zero) unless --raw is given.\n",
-         ghz, fmt_ns(cpd_ticks_to_ns(d, d->probe_inner_mt / 1000.0), a, sizeof a),
-         fmt_ns(cpd_ticks_to_ns(d, d->probe_outer_mt / 1000.0), b, sizeof b));
+         ghz, fmt_ns(pd.cal_inner_ns * pd.probe_scale, a, sizeof a),
+         fmt_ns(pd.cal_outer_ns * pd.probe_scale, b, sizeof b));
   if (d->flags & CPD_F_MERGED)
     printf("merged:      yes, written by 'capprof merge' (times in ns, names stored)\n");
   printf("modules:     %u\n", d->nmodules);
@@ -132,6 +151,10 @@ static void info_one(const struct cpd_dump *d)
       printf(", %" PRIu64 " call%s lost past the node cap", t->lost_calls,
              t->lost_calls == 1 ? "" : "s");
     putchar('\n');
+    if (t->slow_calls)
+      printf("      slow path: %s calls, %s left out of every time (lookups, growth)\n",
+             fmt_count(t->slow_calls, a, sizeof a),
+             fmt_ns(cpd_ticks_to_ns(d, (double)t->hidden_ticks), b, sizeof b));
   }
   zone_print_info(stdout, d);
   print_intercept(d);

@@ -159,8 +159,8 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
     const struct prof_dump *pd = &p->dumps[k];
     double c = (double)(pd->calls ? pd->calls : 1);
     w += c;
-    inner += c * pd->inner_ns;
-    outer += c * pd->outer_ns;
+    inner += c * pd->cal_inner_ns;      /* the reader scales them again */
+    outer += c * pd->cal_outer_ns;
     timer += c * cpd_ticks_to_ns(pd->d, (double)pd->d->timer_overhead);
   }
   d->clock_source = p->dumps[0].d->clock_source;

@@ -418,7 +418,8 @@ int cmd_report(int argc, char **argv)
   sort_raw = raw;
   qsort(order, n, sizeof *order, cmp_funcs);
 
-  char a[32], b[32], d[32], e[32], g[32], h[32], k[32], m[32];
+  char a[40], b[40], d[40], e[40], g[40], h[40], k[40], m[40];
+  int marks = 0;
   printf("%u dump%s, %u thread%s, %s calls, %s%s\n", p->ndumps, p->ndumps == 1 ? "" : "s",
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
@@ -440,11 +441,13 @@ int cmd_report(int argc, char **argv)
     int hot = disp_pct_kind(self, total);
     printf("%s%6s%s", hot < 0 ? "" : disp_on(hot), fmt_pct(self, total, a, sizeof a),
            hot < 0 ? "" : disp_off());
-    int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ", fmt_ns(self, b, sizeof b),
-                          fmt_ns(raw ? f->t.incl_raw : f->t.incl, d, sizeof d),
+    int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ",
+                          prof_fmt_ns(f->t.excl, f->t.excl_raw, raw, &marks, b, sizeof b),
+                          prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
                           fmt_count(f->calls, e, sizeof e),
-                          fmt_ns(prof_per_call(self, f->calls), m, sizeof m),
-                          fmt_ns(avg(f, raw), g, sizeof g),
+                          prof_fmt_ns(prof_per_call(f->t.excl, f->calls),
+                                      prof_per_call(f->t.excl_raw, f->calls), raw, NULL, m, sizeof m),
+                          prof_fmt_ns(avg(f, 0), avg(f, 1), raw, NULL, g, sizeof g),
                           fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
                           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
     if (cpu) {
@@ -460,6 +463,7 @@ int cmd_report(int argc, char **argv)
     disp_name(stdout, f->name, where, (size_t)used);
     putchar('\n');
   }
+  prof_legend(marks);
   free(order);
   fflush(stdout);
   report_zone_warnings(p);

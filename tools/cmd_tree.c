@@ -60,7 +60,8 @@ static int cmp_siblings(const void *pa, const void *pb)
 static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
 {
-  char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
+  char a[40], b[40], c[40], d[40], e[40], f[40], g[40], h[40];
+  int marks = 0;
   const struct prof_node *nd = t->nodes;
   double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
   uint64_t calls = 0;
@@ -109,17 +110,19 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     const struct prof_node *n = &nd[i];
     if (i) {
       double incl = o->raw ? n->t.incl_raw : n->t.incl;
-      double excl = o->raw ? n->t.excl_raw : n->t.excl;
       const struct prof_func *fn = &p->funcs[n->func];
       int used;
       if (t->sampled) {
         used = printf("%12s %10s %10s ", fmt_count(n->s_incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
-                      fmt_ns(excl, c, sizeof c));
+                      fmt_ns(o->raw ? n->t.excl_raw : n->t.excl, c, sizeof c));
       } else {
         used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
-                      fmt_ns(incl, b, sizeof b), fmt_ns(excl, c, sizeof c),
-                      fmt_ns(prof_per_call(incl, n->calls), d, sizeof d),
-                      fmt_ns(prof_per_call(excl, n->calls), h, sizeof h),
+                      prof_fmt_ns(n->t.incl, n->t.incl_raw, o->raw, &marks, b, sizeof b),
+                      prof_fmt_ns(n->t.excl, n->t.excl_raw, o->raw, &marks, c, sizeof c),
+                      prof_fmt_ns(prof_per_call(n->t.incl, n->calls),
+                                  prof_per_call(n->t.incl_raw, n->calls), o->raw, NULL, d, sizeof d),
+                      prof_fmt_ns(prof_per_call(n->t.excl, n->calls),
+                                  prof_per_call(n->t.excl_raw, n->calls), o->raw, NULL, h, sizeof h),
                       fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                       fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)
@@ -170,6 +173,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       stack[sp++] = ch;
     }
   }
+  prof_legend(marks);
 out:
   free(stack);
   free(depth);

@@ -198,6 +198,29 @@ static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, si
   return 0;
 }
 
+/* CALIBRATION (optional, docs/dump-format.md): per-thread slow-path time. */
+static int parse_calibration(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c), fields = c_u32(c);
+  uint64_t rec = 8 + (uint64_t)fields * 8;
+  if (c->bad || fields > 1024 || (uint64_t)n * rec > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "calibration record count %u does not fit", n);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t th = c_u32(c);
+    (void)c_u32(c);
+    uint64_t v[CPD_CAL_FIELDS] = { 0 };
+    for (uint32_t k = 0; k < fields; k++) {
+      uint64_t x = c_u64(c);
+      if (k < CPD_CAL_FIELDS) v[k] = x;
+    }
+    if (th >= d->nthreads)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "calibration record %u: thread %u unknown", i, th);
+    d->threads[th].hidden_ticks = v[CPD_CAL_HIDDEN_TICKS];
+    d->threads[th].slow_calls = v[CPD_CAL_SLOW_CALLS];
+  }
+  return 0;
+}
+
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind)
 {
   uint64_t sum = 0;
@@ -559,6 +582,14 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
                        errlen);
   if (!rc && want[CPD_SEC_ZONE_ISSUES])
     rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
+  for (uint32_t i = 0; !rc && i < nsec; i++)       /* CALIBRATION: the first one */
+    if (sec[i].type == CPD_SEC_CALIBRATION) {
+      c.p = data + sec[i].off;
+      c.end = c.p + sec[i].size;
+      c.bad = 0;
+      rc = parse_calibration(d, &c, err, errlen);
+      break;
+    }
   if (!rc && want[CPD_SEC_SAMPLE_SESSIONS])
     rc = parse_sessions(d, SECTION_CURSOR(CPD_SEC_SAMPLE_SESSIONS), err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_NODES])

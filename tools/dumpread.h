@@ -36,6 +36,8 @@ struct cpd_thread {
   uint64_t lost_calls;              /* calls past the node cap or depth */
   uint32_t node_count;              /* >= 1; node 0 is the root */
   uint32_t open_calls;              /* calls still running at dump time */
+  uint64_t hidden_ticks;            /* CALIBRATION: slow paths' time, left out; 0 if absent */
+  uint64_t slow_calls;              /* CALIBRATION: entries that took the slow path */
   char *name;
   struct cpd_node *nodes;
   uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */

@@ -2,7 +2,7 @@
 ** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
 ** docs/dump-format.md), section for section as the runtime's writer does:
 ** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
-** any), section table.
+** any), CALIBRATION (if any thread has figures), section table.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -206,6 +206,24 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       }
     }
     section(&t, CPD_SEC_SAMPLE_STACKS, s, b.len);
+  }
+
+  uint32_t cal = 0;
+  for (uint32_t i = 0; i < d->nthreads; i++)
+    cal += d->threads[i].hidden_ticks || d->threads[i].slow_calls;
+  if (cal) {
+    s = b.len;
+    put32(&b, cal);
+    put32(&b, CPD_CAL_FIELDS);
+    for (uint32_t i = 0; i < d->nthreads; i++) {
+      const struct cpd_thread *th = &d->threads[i];
+      if (!th->hidden_ticks && !th->slow_calls) continue;
+      put32(&b, i);
+      put32(&b, 0);
+      put64(&b, th->hidden_ticks);
+      put64(&b, th->slow_calls);
+    }
+    section(&t, CPD_SEC_CALIBRATION, s, b.len);
   }
 
   size_t table = b.len;

@@ -32,6 +32,14 @@ TIME_GETTER(incl_raw)
 TIME_GETTER(min_raw)
 TIME_GETTER(max_raw)
 static double get_calls(const struct prof_func *f) { return (double)f->calls; }
+static double get_self_unreliable(const struct prof_func *f)
+{
+  return prof_unreliable(f->t.excl, f->t.excl_raw);
+}
+static double get_incl_unreliable(const struct prof_func *f)
+{
+  return prof_unreliable(f->t.incl, f->t.incl_raw);
+}
 static double get_self_avg(const struct prof_func *f) { return prof_per_call(f->t.excl, f->calls); }
 static double get_incl_avg(const struct prof_func *f) { return prof_per_call(f->incl_all, f->calls); }
 static double get_self_avg_raw(const struct prof_func *f)
@@ -52,6 +60,8 @@ static const struct column numeric[] = {
   { "self_ns_raw", get_excl_raw }, { "incl_ns_raw", get_incl_raw },
   { "self_per_call_ns_raw", get_self_avg_raw }, { "incl_per_call_ns_raw", get_incl_avg_raw },
   { "incl_min_ns_raw", get_min_raw }, { "incl_max_ns_raw", get_max_raw },
+  /* 1 when the compensated figure is mostly probe cost (prof_unreliable) */
+  { "self_unreliable", get_self_unreliable }, { "incl_unreliable", get_incl_unreliable },
 };
 
 /* With samples (docs/tool.md, "Samples"): the same names as JSON. */

@@ -71,6 +71,10 @@ static void times(FILE *f, uint64_t calls, const struct prof_times *t, double in
   num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
   num(buf, &o, ",\"incl_min_ns_raw\":", t->min_raw);
   num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
+  /* mostly probe cost (prof_unreliable): the compensated figure may be off by half */
+  o += (size_t)snprintf(buf + o, 64, ",\"self_unreliable\":%s,\"incl_unreliable\":%s",
+                        prof_unreliable(t->excl, t->excl_raw) ? "true" : "false",
+                        prof_unreliable(t->incl, t->incl_raw) ? "true" : "false");
   fwrite(buf, 1, o, f);
 }
 
@@ -105,7 +109,8 @@ static int write_json(FILE *f, const struct profile *p)
     json_string(f, pd->d->path);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"exe\":", pd->d->pid);
     json_string(f, pd->d->exe);
-    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f", pd->inner_ns, pd->outer_ns);
+    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f,\"probe_scale\":%.4f",
+            pd->inner_ns, pd->outer_ns, pd->probe_scale);
     if (pd->sampling) {
       const struct cpd_sample_session *ss = pd->sampling;
       fprintf(f, ",\"sampling\":{\"source\":");

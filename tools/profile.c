@@ -6,6 +6,7 @@
 ** come before children) or an explicit stack: trees can be a million levels
 ** deep, and everything is O(n) or O(n log n) in the number of nodes.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -561,6 +562,122 @@ static void check_calibration(const struct profile *p, uint32_t di)
   }
 }
 
+/* ---- the probe model -------------------------------------------------------- */
+
+/* Leaves with at least this many calls bound the probe's own cost. */
+#define LEAF_MIN_CALLS 1000
+/* The run's shortest leaf is taken as probe cost when its calls average at
+** most this many times the calibrated own cost; a longer one does real work
+** and says nothing about the probe. */
+#define LEAF_MAX_RATIO 1.5
+
+int prof_unreliable(double comp, double raw)
+{
+  return raw - comp > 2.0 * comp && raw > 0;
+}
+
+const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n)
+{
+  if (raw || !prof_unreliable(comp, raw_ns) || n < 34) return fmt_ns(raw ? raw_ns : comp, buf, n);
+  buf[0] = '~';
+  fmt_ns(comp, buf + 1, n - 1);
+  if (marks) (*marks)++;
+  return buf;
+}
+
+void prof_legend(int marks)
+{
+  if (marks)
+    printf("~ mostly probe cost (over 2/3 subtracted): may be off by half or more\n");
+}
+
+/* Leaves ignored at the short end: a function whose calls end by longjmp or
+** an exception is timed up to wherever the unwinding is noticed, which can be
+** shorter than any real call (Lua's luaD_throw). */
+#define LEAF_SKIP 2
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The run's own bound on the probe (docs/tool.md): a call of a leaf (a
+** call path whose calls called nothing instrumented) measures the probe's own part
+** plus its body, so the shortest average over frequently called leaves bounds
+** the probe's own cost from above, under this program's cache and branch-
+** predictor conditions, which the start-up loop does not have. When that
+** bound is near the calibration (within LEAF_MAX_RATIO), both probe costs
+** are scaled to it: the same hook code runs on both sides of the call, and
+** is slowed or sped up alike. Fills pd->probe_scale and scale_leaf_ns, and
+** *leaf_key (0 if none) for the caller to name the leaf. */
+void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
+{
+  const struct cpd_dump *d = pd->d;
+  *leaf_key = 0;
+  pd->probe_scale = 1.0;
+  pd->scale_func = PROF_NONE;
+  pd->scale_leaf_ns = 0;
+  /* Leaf nodes: call paths whose calls called nothing instrumented. */
+  uint8_t **inner = calloc(d->nthreads + 1, sizeof *inner);
+  size_t total = 0, n = 0;
+  int ok = inner != NULL;
+  for (uint32_t k = 0; ok && k < d->nthreads; k++) {
+    const struct cpd_thread *t = &d->threads[k];
+    if (!(inner[k] = calloc(t->node_count + 1, 1))) { ok = 0; break; }
+    for (uint32_t i = 1; i < t->node_count; i++)
+      if (t->nodes[i].parent < t->node_count) inner[k][t->nodes[i].parent] = 1;
+    for (uint32_t i = 1; i < t->node_count; i++)
+      total += !inner[k][i] && t->nodes[i].calls && !CPD_KEY_IS_SPECIAL(t->nodes[i].key);
+  }
+  struct u64map fn;                           /* key -> slot, leaf nodes summed */
+  double *calls = ok ? calloc(total + 1, sizeof *calls) : NULL;
+  double *incl = ok ? calloc(total + 1, sizeof *incl) : NULL;
+  uint64_t *keys = ok ? calloc(total + 1, sizeof *keys) : NULL;
+  int have_map = calls && incl && keys && map_init(&fn, total + 1) == 0;
+  ok = have_map;
+  for (uint32_t k = 0; ok && k < d->nthreads; k++) {
+    const struct cpd_thread *t = &d->threads[k];
+    for (uint32_t i = 1; ok && i < t->node_count; i++) {
+      const struct cpd_node *c = &t->nodes[i];
+      if (inner[k][i] || !c->calls || CPD_KEY_IS_SPECIAL(c->key)) continue;
+      size_t slot = map_slot(&fn, c->key);
+      uint32_t v = fn.vals[slot];
+      if (v == PROF_NONE) {
+        v = (uint32_t)n++;
+        keys[v] = c->key;
+        if (map_put(&fn, slot, c->key, v) != 0) ok = 0;
+      }
+      calls[v] += (double)c->calls;
+      incl[v] += (double)c->incl;
+    }
+  }
+  double *avg = ok ? malloc((n + 1) * sizeof *avg) : NULL;
+  size_t m = 0;
+  for (size_t v = 0; avg && v < n; v++)
+    if (calls[v] >= LEAF_MIN_CALLS && incl[v] > 0) avg[m++] = incl[v] / calls[v];
+  if (avg && m > LEAF_SKIP) {
+    double *sorted = malloc(m * sizeof *sorted);
+    if (sorted) {
+      memcpy(sorted, avg, m * sizeof *sorted);
+      qsort(sorted, m, sizeof *sorted, cmp_double);
+      double best = cpd_ticks_to_ns(d, sorted[LEAF_SKIP]);
+      if (pd->cal_inner_ns > 0 && best <= LEAF_MAX_RATIO * pd->cal_inner_ns) {
+        pd->probe_scale = best / pd->cal_inner_ns;
+        pd->scale_leaf_ns = best;
+        m = 0;
+        for (size_t v = 0; v < n; v++)
+          if (calls[v] >= LEAF_MIN_CALLS && incl[v] > 0 && avg[m++] == sorted[LEAF_SKIP])
+            *leaf_key = keys[v];
+      }
+      free(sorted);
+    }
+  }
+  if (have_map) map_free(&fn);
+  for (uint32_t k = 0; inner && k < d->nthreads; k++) free(inner[k]);
+  free(inner); free(avg); free(calls); free(incl); free(keys);
+}
+
 int prof_add_dump(struct profile *p, struct cpd_dump *d)
 {
   struct prof_dump *nd = realloc(p->dumps, (p->ndumps + 1) * sizeof *nd);
@@ -570,8 +687,12 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   uint32_t di = p->ndumps++;
   memset(pd, 0, sizeof *pd);
   pd->d = d;
-  pd->inner_ns = cpd_ticks_to_ns(d, (double)d->probe_inner_mt / 1000.0);
-  pd->outer_ns = cpd_ticks_to_ns(d, (double)d->probe_outer_mt / 1000.0);
+  pd->cal_inner_ns = cpd_ticks_to_ns(d, (double)d->probe_inner_mt / 1000.0);
+  pd->cal_outer_ns = cpd_ticks_to_ns(d, (double)d->probe_outer_mt / 1000.0);
+  uint64_t leaf_key;
+  prof_probe_model(pd, &leaf_key);
+  pd->inner_ns = pd->cal_inner_ns * pd->probe_scale;
+  pd->outer_ns = pd->cal_outer_ns * pd->probe_scale;
   pd->api_inner_ns = cpd_ticks_to_ns(d, (double)d->intercept.inner_mt / 1000.0);
   pd->api_outer_ns = cpd_ticks_to_ns(d, (double)d->intercept.outer_mt / 1000.0);
   pd->sampling = cpd_process_sampling(d);
@@ -586,6 +707,10 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   for (uint32_t i = 0; !rc && i < d->nthreads; i++)
     rc = add_thread(p, di, &d->threads[i], sym, &keys);
   if (!rc) rc = add_samples(p, di, sym, &keys);
+  if (!rc && leaf_key) {
+    size_t slot = map_slot(&keys, leaf_key);
+    pd->scale_func = keys.vals[slot];
+  }
   if (sym) map_free(&keys);
   sym_close(sym);
   if (!rc) check_calibration(p, di);

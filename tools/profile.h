@@ -9,11 +9,15 @@
 ** D calls in the subtree below it, inclusive = max(0, I - n*inner - D*outer);
 ** exclusive = max(0, inclusive - sum of the children's inclusive); min and
 ** max per call lose inner, clamped at 0. inner and outer are the dump's probe
-** costs (probe_inner_mt, probe_outer_mt). Raw values are kept beside them.
+** costs (probe_inner_mt, probe_outer_mt), both scaled by what the run's own
+** shortest leaf calls show the probe cost in this program (probe_scale).
+** Raw values are kept beside them; prof_unreliable says when a compensated
+** figure is mostly probe cost.
 */
 #ifndef CAPPROF_PROFILE_H
 #define CAPPROF_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dumpread.h"
@@ -95,7 +99,11 @@ struct prof_thread {
 
 struct prof_dump {
   struct cpd_dump *d;      /* owned */
-  double inner_ns, outer_ns;              /* probe costs per call */
+  double inner_ns, outer_ns;              /* probe costs per call, as subtracted */
+  double cal_inner_ns, cal_outer_ns;      /* the dump's calibration */
+  double probe_scale;      /* inner_ns / cal_inner_ns: set by the run's own data */
+  uint32_t scale_func;     /* the leaf that bounded the probe, or PROF_NONE */
+  double scale_leaf_ns;    /* its average raw time per call */
   double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
   uint64_t calls;          /* all calls in the dump */
   const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
@@ -159,6 +167,23 @@ int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
 
 /* Recompute the flat per-function totals from all threads of the profile. */
 void prof_flat(struct profile *p);
+
+/* Whether a compensated time is mostly probe cost: more than twice as much
+** was subtracted from the raw time as is left. The probe's cost on real code
+** is known to about +-25% (docs/tool.md), so such a figure may be off by
+** more than half. Never for raw times (comp == raw). */
+int prof_unreliable(double comp, double raw);
+/* fmt_ns of comp, with '~' in front when prof_unreliable(comp, raw_ns); with
+** raw set, fmt_ns of raw_ns unmarked. Counts marks in *marks (may be NULL). */
+const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n);
+/* The legend line for '~', printed when marks is not 0. */
+void prof_legend(int marks);
+
+/* The probe model of a dump (docs/tool.md): from pd->d and pd->cal_inner_ns,
+** sets pd->probe_scale and scale_leaf_ns, and *leaf_key to the key of the
+** leaf function that bounded the probe (0: none, scale 1). Not thread-safe
+** (none of this is). */
+void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key);
 
 /* The function index for (name, module), or PROF_NONE if absent. */
 uint32_t prof_lookup(const struct profile *p, const char *name, const char *module);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../src/win/inject.h"
 #include "run.h"
 #include "tool.h"
 
@@ -76,68 +77,6 @@ static int find_runtime(wchar_t *path, DWORD n)
   if (dir + 12 >= n) return -1;
   wcscpy(path + dir, L"capprof.dll");
   return GetFileAttributesW(path) != INVALID_FILE_ATTRIBUTES ? 0 : -1;
-}
-
-/* Whether the program carries the runtime already: its import table names
-** capprof.dll, or it has the ".capprof" section the static library brings
-** (src/win/win.h). Then no second runtime is loaded; the one it has reads
-** the same settings. Read from the suspended process: the image base from
-** its PEB (ProcessBasicInformation, PEB.ImageBaseAddress at +0x10). */
-static int has_runtime(HANDLE proc)
-{
-  typedef LONG (NTAPI *query_fn)(HANDLE, int, void *, ULONG, ULONG *);
-  struct { void *r0; unsigned char *peb; ULONG_PTR r2[4]; } bi;
-  query_fn q = (query_fn)(void (*)(void))GetProcAddress(GetModuleHandleW(L"ntdll.dll"),
-                                                        "NtQueryInformationProcess");
-  unsigned char *base = NULL;
-  SIZE_T got;
-  if (!q || q(proc, 0, &bi, sizeof bi, NULL) != 0) return 0;
-  if (!ReadProcessMemory(proc, bi.peb + 0x10, &base, sizeof base, &got)) return 0;
-  IMAGE_DOS_HEADER dos;
-  IMAGE_NT_HEADERS64 nt;
-  if (!ReadProcessMemory(proc, base, &dos, sizeof dos, &got) ||
-      !ReadProcessMemory(proc, base + dos.e_lfanew, &nt, sizeof nt, &got) ||
-      nt.OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC)
-    return 0;
-  unsigned char *sec = base + dos.e_lfanew + offsetof(IMAGE_NT_HEADERS64, OptionalHeader) +
-                       nt.FileHeader.SizeOfOptionalHeader;
-  for (WORD i = 0; i < nt.FileHeader.NumberOfSections && i < 96; i++) {
-    IMAGE_SECTION_HEADER sh;
-    if (!ReadProcessMemory(proc, sec + i * sizeof sh, &sh, sizeof sh, &got)) break;
-    if (memcmp(sh.Name, ".capprof", 8) == 0) return 1;
-  }
-  IMAGE_DATA_DIRECTORY d = nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
-  for (DWORD off = 0; d.VirtualAddress && off + sizeof(IMAGE_IMPORT_DESCRIPTOR) <= d.Size;
-       off += sizeof(IMAGE_IMPORT_DESCRIPTOR)) {
-    IMAGE_IMPORT_DESCRIPTOR imp;
-    char name[16];
-    if (!ReadProcessMemory(proc, base + d.VirtualAddress + off, &imp, sizeof imp, &got) ||
-        !imp.Name)
-      break;
-    if (ReadProcessMemory(proc, base + imp.Name, name, sizeof name, &got) &&
-        _strnicmp(name, "capprof.dll", 12) == 0)
-      return 1;
-  }
-  return 0;
-}
-
-/* Have the suspended main thread load dll first thing when it resumes: an
-** APC queued now runs once the loader has initialised the process (its
-** static imports are loaded and initialised), before the entry point.
-** LoadLibraryW's address is the same in the child: kernel32 is mapped at
-** one address in every process of a session. */
-static int inject(const PROCESS_INFORMATION *pi, const wchar_t *dll, char *err, size_t n)
-{
-  SIZE_T bytes = (wcslen(dll) + 1) * sizeof(wchar_t);
-  void *remote = VirtualAllocEx(pi->hProcess, NULL, bytes, MEM_COMMIT | MEM_RESERVE,
-                                PAGE_READWRITE);
-  FARPROC load = GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "LoadLibraryW");
-  if (!remote || !load || !WriteProcessMemory(pi->hProcess, remote, dll, bytes, NULL) ||
-      !QueueUserAPC((PAPCFUNC)(void (*)(void))load, pi->hThread, (ULONG_PTR)remote)) {
-    win_error(GetLastError(), err, n);
-    return -1;
-  }
-  return 0;
 }
 
 int run_log_create(char *path, size_t n)
@@ -221,8 +160,10 @@ int run_program(const struct run_opts *o)
   const char *why = NULL;
   if (IsWow64Process(pi.hProcess, &wow) && wow)
     why = "it is a 32-bit program; capprof run loads the x64 capprof.dll only";
-  else if (!has_runtime(pi.hProcess) && inject(&pi, dll, err, sizeof err) != 0)
-    why = err;
+  else if (!inject_has_runtime(pi.hProcess)) {
+    DWORD e = inject_queue_load(pi.hProcess, pi.hThread, dll);
+    if (e) why = win_error(e, err, sizeof err);
+  }
   if (why) {
     TerminateProcess(pi.hProcess, 126);
     CloseHandle(pi.hThread);

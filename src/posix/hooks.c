@@ -21,10 +21,11 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 ** so that the fast paths below save no registers and make no calls. */
 CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
+  uint64_t since = cp_now();             /* this path's time goes to t->debt */
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp);
+  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp, since);
 }
 
 CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)

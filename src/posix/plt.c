@@ -134,8 +134,10 @@ static unsigned char *stub_get(uint32_t id, uintptr_t target)
   if (!chunk || chunk_used + size > CHUNK_BYTES) {
     seal_chunk();
     if (nchunks >= CHUNKS_MAX) return NULL;
-    void *p = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    /* Near the trampolines, so that stubs can jump there directly. */
+    uintptr_t near = (tramp_return_address() & ~(uintptr_t)0xFFFF) - ((uintptr_t)256 << 20);
+    void *p = mmap((void *)near, CHUNK_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     chunk = p;
     chunk_used = 0;

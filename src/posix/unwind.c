@@ -26,7 +26,7 @@ static CP_NOINSTR void pop_below(uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
   if (!t || t->gate == GATE_BUSY || !t->frames) return;
-  calltree_unwind(t, sp, cp_now());
+  calltree_unwind(t, sp, cp_tnow(t));
 }
 
 /* The hooks record (stack pointer at the hook call) - 16: the hook's frame

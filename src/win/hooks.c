@@ -28,8 +28,8 @@ void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   sp = win_frame_slot(key, sp, fp);
-  if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_now());
-  cp_hot_enter(t, (uint64_t)key, sp);
+  if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_tnow(t));
+  cp_hot_enter(t, (uint64_t)key, sp, 0);
 }
 
 /* _pexit knows no key: the exit pairs with the innermost frame once dead
@@ -42,7 +42,7 @@ void win_hook_exit(uintptr_t sp)
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   struct cp_frame *f = t->top;
-  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f))) zone_pop_open(t, cp_now());
+  if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f))) zone_pop_open(t, cp_tnow(t));
   cp_hot_exit(t, 0, sp, 0);
 }
 
@@ -58,7 +58,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS());
+  cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 0);
 }
 
 void __cyg_profile_func_exit(void *fn, void *site)

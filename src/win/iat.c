@@ -2,12 +2,15 @@
 ** iat.c (Win32 x64) -- API interception for `capprof run` on Windows, WAP's
 ** job: the import address tables of the program's own modules (not those of
 ** system DLLs) are pointed at small stubs that time each call into the
-** selected DLLs through asm/intercept_x64.asm; LoadLibrary* calls are watched
-** so that modules loaded later are patched too. docs/windows.md explains it.
+** selected DLLs through asm/intercept_x64.asm. In every module LoadLibrary*
+** and FreeLibrary are watched, so that modules loaded later are patched
+** too, and CreateProcess* wrapped, so that child processes get the runtime.
+** docs/windows.md explains it.
 */
 #include <string.h>
 
 #include "win.h"
+#include "inject.h"
 
 #ifndef PSAPI_VERSION
 #  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */
@@ -19,7 +22,7 @@
 ** r11 = the stub; the trampoline reads target at STUB_TARGET (24). */
 struct iat_stub {
   unsigned char code[24];  /* lea r11,[rip-7]; jmp [rip+0]; dq iat_trampoline */
-  void *target;            /* the API's address, as the slot held it */
+  void *target;            /* the API's address as the slot held it, or a wrapper */
   uint32_t id;             /* API id (intercept registry); IAT_NO_ID: watched only */
   uint32_t copy;           /* bytes of home space and stack arguments to copy */
   uint32_t flags;          /* IAT_F_* */
@@ -34,8 +37,8 @@ typedef char iat_stub_size_is_64[sizeof(struct iat_stub) == 64 ? 1 : -1];
 #define COPY_DEFAULT    0x100u  /* home space + 28 stack arguments */
 #define COPY_VARIADIC   0x800u  /* printf & co: up to 252 stack arguments */
 
-#define POOL_BYTES      (4u << 20)    /* 65536 stubs of address space */
-#define INDEX_SLOTS     (1u << 17)    /* (target, id) -> stub, open addressing */
+#define POOL_BYTES      (4u << 20)    /* reserved; a pass that makes stubs takes whole pages */
+#define INDEX_SLOTS     (1u << 15)    /* (target, id) -> stub, open addressing */
 #define MAX_MODULES     1024
 
 void iat_trampoline(void);
@@ -241,10 +244,12 @@ static int is_code(const void *p)
   return exec;
 }
 
-/* A module of the system (under the Windows directory) is left alone: as
-** with WAP, calls between system DLLs are theirs, not the program's. */
+/* A DLL of the system (under the Windows directory) is left alone: as with
+** WAP, calls between system DLLs are theirs, not the program's. The
+** program itself is the program's wherever it lives (notepad.exe). */
 static int system_module(HMODULE m)
 {
+  if (m == GetModuleHandleW(NULL)) return 0;
   wchar_t path[MAX_PATH];
   DWORD n = GetModuleFileNameW(m, path, MAX_PATH);
   if (!n || n >= MAX_PATH) return 1;
@@ -266,10 +271,89 @@ static const IMAGE_IMPORT_DESCRIPTOR *imports_of(const unsigned char *base)
   return (const IMAGE_IMPORT_DESCRIPTOR *)(base + d->VirtualAddress);
 }
 
+/* ntdll, kernel32 and kernelbase call each other through their import
+** tables on the way to the system: never touched. */
+static int core_module(HMODULE m)
+{
+  return m == GetModuleHandleW(L"ntdll.dll") || m == GetModuleHandleW(L"kernel32.dll") ||
+         m == GetModuleHandleW(L"kernelbase.dll");
+}
+
+/* ---- following the processes the program starts ----------------------------- */
+
+/* CreateProcessA/W are redirected in every module (system DLLs too: msvcrt's
+** _spawn* and system(), shell32's ShellExecute) to a wrapper that starts the
+** child suspended, loads capprof.dll into it as `capprof run` does, and
+** resumes it unless the caller asked for it suspended. The child inherits
+** the settings through the environment; one started with an environment
+** block of its own would not have them, and is left alone, as are 32-bit
+** children and programs with the runtime already. */
+typedef BOOL (WINAPI *create_w_fn)(LPCWSTR, LPWSTR, LPSECURITY_ATTRIBUTES,
+                                   LPSECURITY_ATTRIBUTES, BOOL, DWORD, LPVOID, LPCWSTR,
+                                   LPSTARTUPINFOW, LPPROCESS_INFORMATION);
+typedef BOOL (WINAPI *create_a_fn)(LPCSTR, LPSTR, LPSECURITY_ATTRIBUTES,
+                                   LPSECURITY_ATTRIBUTES, BOOL, DWORD, LPVOID, LPCSTR,
+                                   LPSTARTUPINFOA, LPPROCESS_INFORMATION);
+static create_w_fn real_create_w;
+static create_a_fn real_create_a;
+static wchar_t self_path[MAX_PATH * 2];     /* capprof.dll, for the children */
+
+static void follow(const PROCESS_INFORMATION *pi, DWORD flags, const void *env)
+{
+  DWORD e = GetLastError();
+  BOOL wow = FALSE;
+  if (!env && self_path[0] && !(IsWow64Process(pi->hProcess, &wow) && wow) &&
+      !inject_has_runtime(pi->hProcess))
+    inject_queue_load(pi->hProcess, pi->hThread, self_path);
+  if (!(flags & CREATE_SUSPENDED)) ResumeThread(pi->hThread);
+  SetLastError(e);
+}
+
+static BOOL WINAPI follow_create_w(LPCWSTR app, LPWSTR cmd, LPSECURITY_ATTRIBUTES pa,
+                                   LPSECURITY_ATTRIBUTES ta, BOOL inherit, DWORD flags,
+                                   LPVOID env, LPCWSTR dir, LPSTARTUPINFOW si,
+                                   LPPROCESS_INFORMATION pi)
+{
+  BOOL ok = real_create_w(app, cmd, pa, ta, inherit, flags | CREATE_SUSPENDED, env, dir, si, pi);
+  if (ok) follow(pi, flags, env);
+  return ok;
+}
+
+static BOOL WINAPI follow_create_a(LPCSTR app, LPSTR cmd, LPSECURITY_ATTRIBUTES pa,
+                                   LPSECURITY_ATTRIBUTES ta, BOOL inherit, DWORD flags,
+                                   LPVOID env, LPCSTR dir, LPSTARTUPINFOA si,
+                                   LPPROCESS_INFORMATION pi)
+{
+  BOOL ok = real_create_a(app, cmd, pa, ta, inherit, flags | CREATE_SUSPENDED, env, dir, si, pi);
+  if (ok) follow(pi, flags, env);
+  return ok;
+}
+
+/* The wrapper for an import of dll!sym, or NULL. */
+static void *follow_wrapper(const char *dll, const char *sym)
+{
+  if (!name_matches("kernel32.dll", dll) && !name_matches("kernelbase.dll", dll) &&
+      !name_matches("api-ms-win-core-processthreads-*", dll))
+    return NULL;
+  if (strcmp(sym, "CreateProcessW") == 0) return (void *)follow_create_w;
+  if (strcmp(sym, "CreateProcessA") == 0) return (void *)follow_create_a;
+  return NULL;
+}
+
+/* Remember the real function behind wrapper (the first slot's target); 0
+** when this slot holds another address (a shim): that slot is not followed. */
+static int follow_real(void *wrapper, void *cur)
+{
+  void **real = wrapper == (void *)follow_create_w ? (void **)&real_create_w
+                                                   : (void **)&real_create_a;
+  if (!*real) *real = cur;
+  return *real == cur;
+}
+
 /* Slots waiting for their stubs to be sealed, then written (flush). */
 struct pending {
   void **slot;
-  struct iat_stub *stub;
+  void *target;          /* a stub, or a follow_* wrapper */
   const char *sym;       /* in the module's image (the loader lock is held) */
   char dll[64];          /* lower case */
 };
@@ -295,7 +379,7 @@ static void flush(void)
       intercept_skip(CPD_SKIP_PROTECT, pend[i].dll, pend[i].sym);
       continue;
     }
-    InterlockedExchangePointer(pend[i].slot, pend[i].stub);
+    InterlockedExchangePointer(pend[i].slot, pend[i].target);
     iat.patched_slots++;
   }
   if (page) VirtualProtect(page, os_page_size(), old, &old);
@@ -329,10 +413,12 @@ static const char *ordinal_name(unsigned ord, char buf[16])
 }
 
 /* Queue the import slots of one module for patching; returns how many. A
-** slot that already points into the pool was patched before; imported data
-** (not code) is left as it is. Library names are given in lower case, the
-** way Windows compares them. */
-static uint64_t patch_module(HMODULE mod)
+** slot that already points into the pool (or at a wrapper) was patched
+** before; imported data (not code) is left as it is. Library names are
+** given in lower case, the way Windows compares them. In a system DLL
+** (system != 0) only the watched functions are redirected: LoadLibrary*,
+** FreeLibrary and CreateProcess*, never timed. */
+static uint64_t patch_module(HMODULE mod, int system)
 {
   const unsigned char *base = (const unsigned char *)mod;
   const IMAGE_IMPORT_DESCRIPTOR *imp = imports_of(base);
@@ -343,7 +429,7 @@ static uint64_t patch_module(HMODULE mod)
     lower_copy(dll, (const char *)base + imp->Name, sizeof dll);
     /* Without the name table the names are gone (bound-only imports). */
     if (!imp->OriginalFirstThunk || !imp->FirstThunk) continue;
-    int sel = intercept_selects(dll);
+    int sel = !system && intercept_selects(dll);
     const IMAGE_THUNK_DATA64 *names = (const IMAGE_THUNK_DATA64 *)(base + imp->OriginalFirstThunk);
     void **slots = (void **)(base + imp->FirstThunk);
     for (size_t i = 0; names[i].u1.AddressOfData; i++) {
@@ -352,23 +438,29 @@ static uint64_t patch_module(HMODULE mod)
           ? ordinal_name((unsigned)IMAGE_ORDINAL64(names[i].u1.Ordinal), ordinal)
           : (const char *)((const IMAGE_IMPORT_BY_NAME *)(base + names[i].u1.AddressOfData))->Name;
       uint32_t watch = loads_modules(dll, sym);
-      if (!sel && !watch) continue;
+      void *wrapper = follow_wrapper(dll, sym);
+      if (!sel && !watch && !wrapper) continue;
       void *cur = slots[i];
-      if (!cur || in_pool(cur) || !is_code(cur)) continue;
+      if (!cur || in_pool(cur) || cur == wrapper || !is_code(cur)) continue;
+      if (wrapper && !follow_real(wrapper, cur)) wrapper = NULL;   /* another target */
+      if (!sel && !watch && !wrapper) continue;
       uint32_t id = IAT_NO_ID, why = sel ? left_alone(sym) : 0;
       if (sel && !why && (id = intercept_register(dll, sym)) == UINT32_MAX) why = CPD_SKIP_FULL;
       if (why) {
         intercept_skip(why, dll, sym);
-        if (!watch) continue;
-        id = IAT_NO_ID;                 /* still watched, not timed */
+        if (!watch && !wrapper) continue;
+        id = IAT_NO_ID;                 /* still watched or followed, not timed */
       }
-      struct iat_stub *stub = stub_for(cur, id, sym, watch);
-      if (!stub) {
-        if (sel) intercept_skip(CPD_SKIP_FULL, dll, sym);
-        continue;
+      void *target = wrapper;           /* followed, untimed: the wrapper itself */
+      if (id != IAT_NO_ID || watch) {
+        target = stub_for(wrapper ? wrapper : cur, id, sym, watch);
+        if (!target) {
+          if (sel) intercept_skip(CPD_SKIP_FULL, dll, sym);
+          continue;
+        }
       }
       pend[npend].slot = &slots[i];
-      pend[npend].stub = stub;
+      pend[npend].target = target;
       memcpy(pend[npend].dll, dll, sizeof dll);
       pend[npend].sym = sym;
       queued++;
@@ -418,12 +510,13 @@ static void scan(void)
     if (count > MAX_MODULES) count = MAX_MODULES;
     int changed = count != iat.nseen || memcmp(mods, iat.seen, count * sizeof(HMODULE)) != 0;
     if (changed) {
-      DWORD k = 0;
-      for (DWORD i = 0; i < count; i++)
-        if (mods[i] != iat.self && !seen_before(mods[i]) && !system_module(mods[i]))
-          mods[k++] = mods[i];
       uint64_t modules = 0, before = iat.patched_slots;
-      for (DWORD i = 0; i < k; i++) modules += patch_module(mods[i]) != 0;
+      for (DWORD i = 0; i < count; i++) {
+        if (mods[i] == iat.self || seen_before(mods[i]) || core_module(mods[i])) continue;
+        int system = system_module(mods[i]);
+        uint64_t n = patch_module(mods[i], system);
+        modules += n && !system;
+      }
       flush();
       intercept_patched(modules, iat.patched_slots - before);
       K32EnumProcessModules(GetCurrentProcess(), iat.seen, sizeof iat.seen, &need);
@@ -488,14 +581,14 @@ size_t iat_enter(struct iat_stub *s, uintptr_t slot)
   uintptr_t sp = slot - 8;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp <= sp)) {
-    uint64_t now = cp_now();
+    uint64_t now = cp_tnow(t);
     f = calltree_unwind(t, sp, now);
     while (f > t->frames && f->sp == sp && CPD_KEY_IS_API(t->nodes[f->node].key)) {
-      calltree_charge(&t->nodes[f->node], now - f->start);
+      calltree_charge(&t->nodes[f->node], now - f->tstart);
       t->top = --f;
     }
   }
-  cp_hot_enter(t, CPD_KEY_API | s->id, sp);
+  cp_hot_enter(t, CPD_KEY_API | s->id, sp, 0);
   return n;
 }
 
@@ -558,6 +651,8 @@ int os_intercept_start(void)
   GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
                      GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
                      (LPCWSTR)(void *)os_intercept_start, &iat.self);
+  DWORD k = GetModuleFileNameW(iat.self, self_path, MAX_PATH * 2);
+  if (!k || k >= MAX_PATH * 2) self_path[0] = 0;
   /* The static library: the runtime's own calls to kernel32 go through the
   ** program's import table, which would then time the runtime itself (and
   ** recurse through QueryPerformanceCounter). Interception needs the

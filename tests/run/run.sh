@@ -124,6 +124,32 @@ dlopen)
   "$capprof" report --api "$work"/prog.*.capprof | grep -q '^libm.so.6: 3 calls' ||
     fail "report --api: cos not listed under libm.so.6"
   ;;
+signal)
+  # Handlers (on the thread's stack, then on a signal stack) make intercepted
+  # calls while the main loop is inside intercepted calls.
+  $cc -O1 -o prog "$here/sig.c"
+  "$capprof" run -q -o "$out" -- ./prog > stdout.txt
+  read -r _ want_ppid _ want_pid < stdout.txt
+  d=$(one_dump)
+  "$capprof" report --api "$d" > report.txt
+  got_ppid=$(awk '$NF == "getppid" { gsub(",", "", $1); print $1 }' report.txt)
+  got_pid=$(awk '$NF == "getpid" { gsub(",", "", $1); print $1 }' report.txt)
+  [ "$got_ppid" = "$want_ppid" ] || fail "getppid: $got_ppid calls, the program made $want_ppid"
+  [ "$got_pid" = "$want_pid" ] || fail "getpid: $got_pid calls, the handlers made $want_pid"
+  printf 'consistent\n' > exp.txt
+  expect exp.txt
+  ;;
+early)
+  # A thread started by a library's constructor, before the runtime, runs
+  # while the import slots are patched: it goes on, and its later calls are
+  # counted exactly.
+  $cc -O1 -g -fPIC -shared -o libearly_lib.so "$here/early_lib.c" -lpthread
+  $cc -O1 -o prog "$here/early.c" -L. -learly_lib -Wl,-rpath,"$work" -lpthread
+  "$capprof" run -q -o "$out" -- ./prog
+  d=$(one_dump)
+  n=$("$capprof" report --api "$d" | awk '$NF == "getppid" { gsub(",", "", $1); print $1 }')
+  [ "$n" = 1000 ] || fail "getppid: $n calls, expected 1000"
+  ;;
 static)
   $cc -O1 -static -o small "$here/small.c" 2>/dev/null || { echo "no static libc: skipped"; exit 0; }
   status=0

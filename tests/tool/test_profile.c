@@ -68,6 +68,85 @@ static const struct cpd_node chain[] = {
   { F(0x30), 2, 0, 20, 200, 5, 15 },
 };
 
+/* main -> four leaves of 2000 calls: 5, 6, 12 and 30 ns a call. The two
+** shortest are skipped (calls cut short by longjmp look like that), so the
+** third, 12 ns, bounds the probe: inner 10 -> 12, outer 20 -> 24. */
+static const struct cpd_node leaves[] = {
+  ROOT,
+  { F(0x10), 0, 0, 1, 300000, 300000, 300000 },
+  { F(0x20), 1, 0, 2000, 10000, 5, 5 },
+  { F(0x30), 1, 0, 2000, 12000, 6, 6 },
+  { F(0x40), 1, 0, 2000, 24000, 12, 12 },
+  { F(0x50), 1, 0, 2000, 60000, 30, 30 },
+};
+
+static void probe_scaled_by_leaves(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, leaves, 6);
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  const struct prof_dump *pd = &p->dumps[0];
+  assert_true(pd->probe_scale > 1.199 && pd->probe_scale < 1.201);
+  assert_true(pd->inner_ns > 11.99 && pd->inner_ns < 12.01);
+  assert_true(pd->outer_ns > 23.99 && pd->outer_ns < 24.01);
+  const struct prof_node *n = p->threads[0].nodes;
+  assert_true(n[4].t.incl == 0);                       /* 24000 - 2000 * 12 */
+  assert_true(n[5].t.incl == 36000);                   /* 60000 - 2000 * 12 */
+  /* main: 300000 - 12 - 8000 * 24 = 107988 */
+  assert_true(n[1].t.incl > 107987.9 && n[1].t.incl < 107988.1);
+  prof_free(p);
+
+  /* A third-shortest leaf at 16 ns is more than 1.5 x the calibrated 10 ns:
+  ** it does real work and says nothing of the probe, which stays as is. */
+  f.nodes[4].incl = 32000;
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  assert_true(p->dumps[0].probe_scale == 1.0 && p->dumps[0].inner_ns == 10.0);
+  prof_free(p);
+
+  /* Fewer than 1000 calls: no bound either. */
+  setup_dump(&f, leaves, 6);
+  for (int i = 2; i < 6; i++) f.nodes[i].calls = 999;
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  assert_true(p->dumps[0].probe_scale == 1.0);
+  prof_free(p);
+}
+
+static void unreliable_marks(void **state)
+{
+  (void)state;
+  assert_true(prof_unreliable(10, 40));     /* 30 subtracted, 10 left */
+  assert_false(prof_unreliable(10, 30));    /* 20 subtracted: twice what is left */
+  assert_false(prof_unreliable(0, 0));
+  assert_true(prof_unreliable(0, 5));       /* all of it was probe cost */
+  char buf[40];
+  int marks = 0;
+  assert_string_equal(prof_fmt_ns(10, 40, 0, &marks, buf, sizeof buf), "~10 ns");
+  assert_string_equal(prof_fmt_ns(10, 40, 1, &marks, buf, sizeof buf), "40 ns");
+  assert_string_equal(prof_fmt_ns(10, 20, 0, &marks, buf, sizeof buf), "10 ns");
+  assert_int_equal(marks, 1);
+}
+
+/* The CALIBRATION section's per-thread figures survive writer and reader;
+** a dump without the section reads them as 0. */
+static void calibration_section(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 4);
+  struct cpd_dump *d = roundtrip(&f.d);
+  assert_true(d->threads[0].hidden_ticks == 0 && d->threads[0].slow_calls == 0);
+  cpd_free(d);
+  f.t.hidden_ticks = 123456;
+  f.t.slow_calls = 789;
+  d = roundtrip(&f.d);
+  assert_true(d->threads[0].hidden_ticks == 123456 && d->threads[0].slow_calls == 789);
+  cpd_free(d);
+}
+
 static void compensation(void **state)
 {
   (void)state;
@@ -242,6 +321,9 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(compensation),
+    cmocka_unit_test(probe_scaled_by_leaves),
+    cmocka_unit_test(unreliable_marks),
+    cmocka_unit_test(calibration_section),
     cmocka_unit_test(recursion),
     cmocka_unit_test(merge_by_symbol),
     cmocka_unit_test(max_within_thread),

@@ -22,7 +22,7 @@ static struct cp_thread *t;
 static int setup(void **state) { (void)state; t = calltree_new(1u << 21); return t ? 0 : -1; }
 static int teardown(void **state) { (void)state; calltree_free(t); return 0; }
 
-static void in(uint64_t key, uintptr_t sp) { cp_hot_enter(t, key, sp); }
+static void in(uint64_t key, uintptr_t sp) { cp_hot_enter(t, key, sp, 0); }
 static void out(uint64_t key, uintptr_t sp) { cp_hot_exit(t, key, sp, 1); }
 
 /* Node index reached from the root by a list of keys ending in 0, or 0. */

@@ -146,8 +146,8 @@ static void test_charge_top_node(void **state)
   struct cp_thread *t = calltree_new(1u << 16);
   assert_non_null(t);
   struct sample_regs r = { 0x400a00, 0, (uintptr_t)&r };
-  cp_hot_enter(t, 0x1000, 1000);
-  cp_hot_enter(t, 0x2000, 900);
+  cp_hot_enter(t, 0x1000, 1000, 0);
+  cp_hot_enter(t, 0x2000, 900, 0);
   uint32_t inner = t->top->node;
   for (int i = 0; i < 5; i++) sample_hit(&proc, st, t, &r);
   cp_hot_exit(t, 0x2000, 900, 1);

@@ -144,12 +144,13 @@ step "capprof.exe run: api_calls.exe, built with no capprof flag (import address
 RUN="$OUT/run"
 mkdir -p "$RUN"
 rc=0
-(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" ./api_calls.exe) \
-  >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
+(cd "$WIN" && echo "from the pipe" | wine "$BUILD/capprof.exe" run --output="$RUN/%n.%p.capprof" \
+  ./api_calls.exe) >"$RUN/api_calls.out" 2>"$RUN/api_calls.err" || rc=$?
 sed 's/\r$//' "$RUN/api_calls.err"
 [ $rc -eq 5 ] || fail "api_calls.exe under capprof run: exit status $rc, expected 5 (ExitProcess(5))"
 compares=$(sed -n 's/^compares \([0-9]*\).*/\1/p' "$RUN/api_calls.out")
 [ -n "$compares" ] || fail "api_calls.exe: no output"
+grep -q "^stdin: from the pipe" "$RUN/api_calls.out" || fail "api_calls.exe: standard input not passed on"
 set -- "$RUN"/api_calls.*.capprof
 [ $# -eq 1 ] && [ -f "$1" ] || fail "api_calls: expected one dump in $RUN"
 "$CHECK_API" "$1" \
@@ -194,6 +195,19 @@ expect_thread "$RUN/api_unwind.counts" "thread: $K!GetTickCount=4 $M!qsort=3 $M!
 $M!qsort/$K!RaiseException=3" || fail "api_unwind: counts"
 expect_thread "$RUN/api_seh.counts" "thread: $K!GetTickCount=3 $M!qsort=2 $M!qsort/$K!GetTickCount=2 \
 $M!qsort/$K!RaiseException=2" || fail "api_seh: counts"
+
+step "capprof.exe run: processes the program starts (CreateProcessW, msvcrt's _spawnl) are followed"
+mkdir -p "$RUN/spawn"
+(cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/spawn/%n.%p.capprof" ./api_spawn.exe) \
+  >"$RUN/spawn.out" 2>"$RUN/spawn.err" || { cat "$RUN/spawn.out" "$RUN/spawn.err"; fail "api_spawn.exe"; }
+sed 's/\r$//' "$RUN/spawn.out" "$RUN/spawn.err"
+grep -q "wrote 3 dumps" "$RUN/spawn.err" || fail "api_spawn: expected 3 dumps named"
+for d in "$RUN/spawn"/*.capprof; do "$CHECK_API" "$d" GetTickCount,CreateProcessW,_spawnl; done \
+  >"$RUN/spawn.counts" || fail "check_api api_spawn"
+expect_thread "$RUN/spawn.counts" "thread: $K!CreateProcessW=1 $K!GetTickCount=1 $M!_spawnl=1" \
+  || fail "api_spawn: parent's counts"
+[ "$(grep -cx "thread: $K!GetTickCount=3" "$RUN/spawn.counts")" -eq 2 ] \
+  || { cat "$RUN/spawn.counts"; fail "api_spawn: expected two children with 3 GetTickCount calls"; }
 
 step "capprof.exe run: GDI32 selected, batch limit 1 on each thread (Wine's relay trace)"
 # Wine's GdiSetBatchLimit is a no-op: the calls are seen in its relay trace.

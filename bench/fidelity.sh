@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# bench/fidelity.sh -- the fidelity benchmark of docs/performance.md: real
+# programs (Lua 5.4 and sqlite3, from Debian source packages) built without
+# hooks and sampled by perf, and built with capprof's hooks; prints per
+# program and compiler mode the total-variation distance (TVD) between the
+# per-function exclusive-time shares of the two, beside two perf runs against
+# each other (the noise floor), and the top functions of each side.
+#
+#   bench/fidelity.sh                  everything: lua and sqlite, clang and gcc
+#   bench/fidelity.sh --programs lua   one program (lua, sqlite)
+#   bench/fidelity.sh --compilers clang
+#   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
+#   bench/fidelity.sh --reps N         capprof runs per mode; the least disturbed one is kept (default 3)
+#   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
+#   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
+#
+# Needs network once (apt-get source; as root it adds a bookworm deb-src
+# entry), linux-perf, tclsh (sqlite's amalgamation), gcc, clang, python3.
+# Not part of CI: it downloads source packages and takes ~10 min.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+data=/work/fidelity-data
+build=$root/build
+programs="lua sqlite"
+compilers="clang gcc"
+scale=5
+reps=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --programs) programs=$2; shift ;;
+    --compilers) compilers=$2; shift ;;
+    --scale) scale=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    --build) build=$(cd "$2" && pwd); shift ;;
+    --data) data=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for t in perf python3 dpkg-source; do
+  command -v $t >/dev/null || { echo "fidelity.sh: $t not found (Debian: linux-perf, python3, dpkg-dev)" >&2; exit 1; }
+done
+mkdir -p "$data/src"
+data=$(cd "$data" && pwd)
+# capprof measures elapsed time, so a run that other processes preempt
+# charges their time to whatever function was running: measured runs get a
+# real-time priority when allowed (root: SCHED_FIFO, so nothing else takes
+# their core), else a higher nice priority, and the least disturbed of
+# --reps capprof runs (smallest total measured time) is the one reported.
+run_nice() {
+  if chrt -f 10 true 2>/dev/null; then chrt -f 10 "$@"
+  elif nice -n -5 true 2>/dev/null; then nice -n -5 "$@"
+  else "$@"; fi
+}
+
+# ---- capprof ------------------------------------------------------------------
+if [ ! -x "$build/capprof" ] || [ ! -f "$build/libcapprof.a" ]; then
+  cmake -S "$root" -B "$build" >/dev/null
+  nice cmake --build "$build" -j2 >/dev/null
+fi
+capprof=$build/capprof
+
+# Hook flags per compiler: what 'capprof cflags' recommends when the tool has
+# that command, else the documented defaults.
+hook_flags() {
+  local f
+  if f=$("$capprof" cflags "$1" 2>/dev/null) && [ -n "$f" ]; then echo "$f"; return; fi
+  case "$1" in
+    clang) echo "-finstrument-functions-after-inlining" ;;
+    *) echo "-finstrument-functions" ;;
+  esac
+}
+
+# ---- sources ------------------------------------------------------------------
+fetch_sources() {
+  cd "$data/src"
+  if ! ls -d lua5.4-*/ >/dev/null 2>&1 || ! ls -d sqlite3-*/ >/dev/null 2>&1; then
+    if ! apt-get source --download-only lua5.4 sqlite3 >/dev/null 2>&1; then
+      local list=/etc/apt/sources.list.d/capprof-fidelity-src.sources
+      [ "$(id -u)" = 0 ] || { echo "fidelity.sh: add a deb-src entry for bookworm and rerun" >&2; exit 1; }
+      printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' \
+        'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' >"$list"
+      apt-get update -qq >/dev/null
+      apt-get source --download-only lua5.4 sqlite3 >/dev/null 2>&1
+    fi
+    for dsc in lua5.4_*.dsc sqlite3_*.dsc; do dpkg-source -x --no-check "$dsc" >/dev/null; done
+  fi
+  luasrc=$(ls -d "$data"/src/lua5.4-*/src | head -1)
+  # Debian's patched luaconf.h includes a generated multiarch header.
+  [ -f "$luasrc/lua5.4-deb-multiarch.h" ] ||
+    echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' >"$luasrc/lua5.4-deb-multiarch.h"
+  local sq
+  sq=$(ls -d "$data"/src/sqlite3-*/ | head -1)
+  amal=$data/sqlite-amal
+  if [ ! -f "$amal/sqlite3.c" ] || [ ! -f "$amal/shell.c" ]; then
+    command -v tclsh >/dev/null || { echo "fidelity.sh: tclsh not found (Debian: tcl)" >&2; exit 1; }
+    mkdir -p "$amal"
+    (cd "$amal" && "$sq/configure" --disable-tcl >/dev/null && nice make sqlite3.c shell.c >/dev/null)
+  fi
+  cd "$root"
+}
+
+# ---- builds -------------------------------------------------------------------
+COMMON="-O2 -g -fno-optimize-sibling-calls"
+
+# build PROGRAM COMPILER VARIANT OUT: VARIANT plain (no hooks) or cap. The
+# objects are compiled once per flags; the link is redone, so that a changed
+# libcapprof.a is always the one measured.
+build_one() {
+  local prog=$1 cc=$2 variant=$3 out=$4 flags="" libs="" srcs defs
+  if [ "$variant" = cap ]; then
+    flags=$(hook_flags "$cc")
+    libs="$build/libcapprof.a -lpthread"
+  fi
+  case $prog in
+    lua) srcs=$(ls "$luasrc"/*.c | grep -v '/luac\.c$'); defs="-DLUA_USE_LINUX"; libs="$libs -lm -ldl" ;;
+    sqlite) srcs="$amal/sqlite3.c $amal/shell.c"; libs="$libs -lm"
+            defs="-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$amal" ;;
+  esac
+  local obj=$data/obj/$prog-$cc-$variant stamp="$cc $COMMON $flags $defs"
+  if [ "$(cat "$obj/flags" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$obj" && mkdir -p "$obj"
+    local s
+    for s in $srcs; do
+      # shellcheck disable=SC2086
+      (cd "$(dirname "$s")" && nice $cc $COMMON $flags $defs -c "$s" -o "$obj/$(basename "$s" .c).o")
+    done
+    echo "$stamp" >"$obj/flags"
+  fi
+  # shellcheck disable=SC2086
+  $cc -o "$out" "$obj"/*.o $libs
+}
+
+# ---- workloads ----------------------------------------------------------------
+workload_cmd() {                     # the arguments of PROGRAM's workload
+  case $1 in
+    lua) echo "$here/fidelity/workload.lua $scale" ;;
+    sqlite) echo "-batch :memory:" ;;
+  esac
+}
+workload_in() {                      # its standard input
+  case $1 in
+    lua) echo /dev/null ;;
+    sqlite) echo "$sqlfile" ;;
+  esac
+}
+
+make_sql() {                         # workload.sql, with SCALE times the rows
+  sqlfile=$work/workload.sql
+  {
+    echo "PRAGMA cache_size=-200000;"
+    echo ".parameter init"
+    echo ".parameter set @n $((scale * 100000))"
+    cat "$here/fidelity/workload.sql"
+    # statements one at a time, so that the parser and planner run too
+    awk -v n=$((scale * 8000)) 'BEGIN { print "BEGIN;";
+      for (i = 1; i <= n; i++)
+        printf "INSERT INTO note(cust, body) VALUES (%d, %cnote %d about order %d%c);\n", i % 997, 39, i, i * 7, 39;
+      print "COMMIT;"; print "SELECT count(*), sum(length(body)) FROM note;" }'
+  } >"$sqlfile"
+}
+
+# ---- run ----------------------------------------------------------------------
+fetch_sources
+work=$data/run
+mkdir -p "$work" "$data/bin"
+make_sql
+summary=()
+for prog in $programs; do
+  for cc in $compilers; do
+    command -v "$cc" >/dev/null || { echo "fidelity.sh: $cc not found, skipped" >&2; continue; }
+    label="$prog-$cc"
+    plain=$data/bin/$prog-$cc-plain
+    cap=$data/bin/$prog-$cc-cap
+    build_one "$prog" "$cc" plain "$plain"
+    build_one "$prog" "$cc" cap "$cap"
+    # shellcheck disable=SC2046
+    set -- $(workload_cmd "$prog")
+    input=$(workload_in "$prog")
+    echo "== $label: hooks: $(hook_flags "$cc"); both builds: $COMMON"
+    for k in 1 2; do
+      run_nice perf record -q -e cpu-clock -F 10000 --call-graph dwarf,16384 -m 4096 \
+        -o "$work/$label.perf$k" "$plain" "$@" <"$input" >/dev/null 2>"$work/$label.perf$k.err"
+      perf script -i "$work/$label.perf$k" -F ip,sym,dso --no-inline \
+        >"$work/$label.perf$k.txt" 2>/dev/null
+      rm -f "$work/$label.perf$k" "$work/$label.perf$k.old"
+    done
+    t0=$(date +%s.%N)
+    run_nice "$plain" "$@" <"$input" >/dev/null
+    t1=$(date +%s.%N)
+    results=()
+    durs=()
+    for r in $(seq 1 "$reps"); do
+      rm -f "$work/$label.capprof"
+      t2=$(date +%s.%N)
+      CAPPROF_OUTPUT=$work/$label.capprof run_nice "$cap" "$@" <"$input" >/dev/null
+      t3=$(date +%s.%N)
+      durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
+      "$capprof" export --format=json -o "$work/$label.$r.json" "$work/$label.capprof"
+      results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$label.$r.json" \
+        --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
+        --module "$(basename "$cap")" --label "$label")")
+    done
+    # the least disturbed repetition: the smallest total measured (raw) time
+    best=$(for r in $(seq 1 "$reps"); do
+             python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(t["incl_ns_raw"] for t in d["threads"]))' "$work/$label.$r.json" | sed "s/\$/ $((r - 1))/"
+           done | sort -n | head -1 | cut -d' ' -f2)
+    echo "${results[$best]}"
+    slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
+    echo "$label: run time with hooks / without: ${slow}x"
+    summary+=("$(grep 'TVD' <<<"${results[$best]}")  slowdown ${slow}x")
+  done
+done
+echo
+echo "== summary (TVD: 0 = same per-function exclusive shares, 1 = disjoint; target <= 0.12)"
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""compare.py -- the figures of bench/fidelity.sh for one program and compiler
+mode: per-function exclusive-time shares of a capprof profile (compensated and
+raw, from 'capprof export --format=json') against perf samples of the
+uninstrumented build ('perf script -F ip,sym,dso' with call chains), as a
+total-variation distance, beside two perf runs against each other (the noise
+floor), and the top functions of each side.
+
+  compare.py --json CAP.json --perf A.txt [--perf B.txt] --module NAME [--label L]
+
+A perf sample is charged to the innermost frame of its call chain whose
+function capprof recorded (kernel frames, libraries and functions without
+hooks count for their nearest instrumented caller, as capprof counts them);
+samples with no such frame (start-up before main, exit) are left out.
+"""
+import argparse
+import json
+import sys
+
+
+def perf_samples(path):
+    """Yield the call chain of each sample: [(sym, dso), ...] innermost first."""
+    chain = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                if chain:
+                    yield chain
+                chain = []
+                continue
+            parts = line.split(None, 1)
+            if len(parts) < 2:
+                continue
+            rest = parts[1]
+            dso = ""
+            if rest.endswith(")") and " (" in rest:
+                rest, dso = rest.rsplit(" (", 1)
+                dso = dso[:-1]
+            chain.append((rest, dso))
+    if chain:
+        yield chain
+
+
+def perf_profile(path, known):
+    """Samples per instrumented function, and the count of samples used/left out."""
+    counts, used, left = {}, 0, 0
+    for chain in perf_samples(path):
+        name = None
+        for sym, dso in chain:
+            if sym in known:
+                name = sym
+                break
+        if name is None:
+            left += 1
+            continue
+        used += 1
+        counts[name] = counts.get(name, 0) + 1
+    return counts, used, left
+
+
+def cap_profile(doc, module, field):
+    """Exclusive time per function of module from the JSON flat profile."""
+    out = {}
+    for fn in doc["functions"]:
+        if fn.get("module") != module:
+            continue
+        out[fn["name"]] = out.get(fn["name"], 0) + fn[field]
+    return out
+
+
+def shares(d):
+    total = float(sum(d.values()))
+    return {k: v / total for k, v in d.items()} if total > 0 else {}
+
+
+def tvd(a, b):
+    pa, pb = shares(a), shares(b)
+    return 0.5 * sum(abs(pa.get(k, 0.0) - pb.get(k, 0.0)) for k in set(pa) | set(pb))
+
+
+def top(d, n=10):
+    s = shares(d)
+    return sorted(s.items(), key=lambda kv: -kv[1])[:n]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--perf", action="append", required=True)
+    ap.add_argument("--module", required=True)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--top", type=int, default=10)
+    a = ap.parse_args()
+
+    doc = json.load(open(a.json))
+    comp = cap_profile(doc, a.module, "excl_ns")
+    raw = cap_profile(doc, a.module, "excl_ns_raw")
+    known = set(comp)
+    perfs = []
+    for p in a.perf:
+        c, used, left = perf_profile(p, known)
+        perfs.append(c)
+        print(f"{a.label}: perf {p}: {used} samples charged, {left} outside instrumented code")
+    ref = perfs[0]
+    line = f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (raw {tvd(raw, ref):.3f})"
+    if len(perfs) > 1:
+        line += f"  perf-vs-perf {tvd(perfs[1], ref):.3f}"
+    print(line)
+    tc, tr, tp = top(comp, a.top), top(raw, a.top), top(ref, a.top)
+    sc, sr, sp = shares(comp), shares(raw), shares(ref)
+    print(f"{a.label}: top {a.top} by exclusive share: perf (capprof compensated, raw)"
+          f" | capprof compensated (perf)")
+    for i in range(max(len(tc), len(tp))):
+        left = right = ""
+        if i < len(tp):
+            k, v = tp[i]
+            left = f"{v*100:5.1f}% ({sc.get(k,0)*100:5.1f}% {sr.get(k,0)*100:5.1f}%) {k[:28]:28}"
+        if i < len(tc):
+            k, v = tc[i]
+            right = f"{v*100:5.1f}% ({sp.get(k,0)*100:5.1f}%) {k[:28]}"
+        print(f"  {left:58} | {right}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
