@@ -2,7 +2,8 @@
 ** sampled: a 2 kHz SIGALRM (setitimer, real time), sigqueue'd SIGRTMIN+1 with
 ** values, SIGUSR1 from another thread, and sleeps that signals interrupt.
 ** It checks that every signal it sent arrived with its value and that errno
-** is what its own code set, and spins in work() meanwhile. */
+** is what its own code set (the sampling handler may run between a failing
+** call and the check), and spins in work() meanwhile. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,7 +16,15 @@
 static volatile sig_atomic_t alarms, usr1, rt_count, rt_bad;
 volatile unsigned long sink;
 
-static void on_alarm(int sig) { (void)sig; alarms++; errno = 12345; }
+/* A handler that uses errno and restores it, as a correct one does. */
+static void on_alarm(int sig)
+{
+  int saved = errno;
+  (void)sig;
+  alarms++;
+  errno = 12345;
+  errno = saved;
+}
 static void on_usr1(int sig) { (void)sig; usr1++; }
 static void on_rt(int sig, siginfo_t *si, void *uc)
 {

@@ -276,10 +276,13 @@ wine "$BUILD/capprof.exe" report --samples "$1" 2>&1 | sed 's/\r$//' | tee "$OUT
 heavy=$(awk '$NF ~ /sample_spin.c/ && $8 == "heavy" { print $2 }' "$OUT/sample.report" | tr -d ,)
 light=$(awk '$NF ~ /sample_spin.c/ && $8 == "light" { print $2 }' "$OUT/sample.report" | tr -d ,)
 [ -n "$heavy" ] && [ -n "$light" ] || fail "sample_spin: heavy or light has no samples"
-# GetThreadTimes moves in scheduler ticks under wine (10 ms): fewer independent
-# samples than the count says, so the ratio is checked loosely.
+# GetThreadTimes moves in 10 ms steps under wine: a run holds ~80 independent
+# samples, not the 800 the count says, and on a loaded machine the ratio of
+# one run has come out anywhere from 2.5 to 5.3. Checked: both functions
+# sampled, heavy the more, the ratio within 1.5 .. 6.
 awk -v h="$heavy" -v l="$light" 'BEGIN { r = h / l; printf "heavy %d light %d ratio %.2f\n", h, l, r;
-  exit !(h + l >= 500 && r >= 2 && r <= 4.5) }' || fail "sample_spin: ratio not 3 (2 .. 4.5)"
+  exit !(h + l >= 500 && l >= 0.05 * (h + l) && r >= 1.5 && r <= 6) }' \
+  || fail "sample_spin: the samples do not follow the work (want a ratio of 1.5 .. 6)"
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
