@@ -68,7 +68,7 @@ static int commit_nodes(struct cp_thread *t, size_t i)
   size_t have = t->nodes_committed * sizeof(struct cp_node);
   size_t want = round_up((i + 1) * sizeof(struct cp_node), NODE_CHUNK);
   if (want < 2 * have) want = 2 * have;               /* amortise commits */
-  size_t limit = round_up((size_t)t->cap * sizeof(struct cp_node), os_page_size());
+  size_t limit = t->nodes_bytes;          /* the cap plus room for overflow nodes */
   if (want > limit) want = limit;
   size_t from = round_up(have, os_page_size());
   if (want > from && os_commit((char *)t->nodes + from, want - from) != 0)
@@ -114,37 +114,67 @@ static int table_grow(struct cp_thread *t)
   return 0;
 }
 
-/* Find or create the child of parent with key. Returns its index; the
-** overflow node when the cap is reached, the sink for calls below it. */
-uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
+/* The child of parent with key, or 0 (node 0 is nobody's child). */
+static uint32_t find_child(const struct cp_thread *t, uint32_t parent, uint64_t key)
 {
-  if (parent == CP_NODE_OVERFLOW || parent == CP_NODE_SINK) return CP_NODE_SINK;
-
   uint32_t s = hash_slot(t, parent, key), idx;
   while ((idx = t->table[s]) != 0) {
-    if (t->nodes[idx].key == key && t->nodes[idx].parent == parent) {
-      t->nodes[parent].hot = idx;
-      return idx;
-    }
+    if (t->nodes[idx].key == key && t->nodes[idx].parent == parent) return idx;
     s = (s + 1) & t->mask;
   }
+  return 0;
+}
 
-  if (t->nnodes >= t->cap) return CP_NODE_OVERFLOW;
-  uint32_t saved = enter_busy(t);
-  os_errsave e = os_save_errors();
-  idx = t->nnodes;
+/* Create the child of parent with key; its index, or CPD_NO_PARENT when
+** memory cannot be had. */
+static uint32_t add_child(struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  uint32_t idx = t->nnodes;
   if (commit_nodes(t, idx) != 0 ||
-      ((t->table_used + 1) * 2 > t->mask + 1 && table_grow(t) != 0)) {
+      ((t->table_used + 1) * 2 > t->mask + 1 && table_grow(t) != 0))
+    return CPD_NO_PARENT;
+  init_node(&t->nodes[idx], key, parent);
+  t->nnodes = idx + 1;       /* before table_insert: it reads nodes[idx] */
+  table_insert(t, idx);
+  return idx;
+}
+
+/* The node of (parent, key), created if needed. Past the cap a call on a new
+** path goes to its parent's own overflow node, "[calls past the node cap]",
+** so that its time stays under the path where the cap was hit; calls below
+** an overflow node go to the sink (counted, their time is the overflow
+** node's). The reservation holds one overflow node per node, so only a
+** failed commit (out of memory) falls back to the global overflow node. */
+static uint32_t get_child(struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
+  uint32_t idx = find_child(t, parent, key);
+  if (idx) return idx;
+  if (t->nnodes < t->cap) {
+    idx = add_child(t, parent, key);
+    if (idx != CPD_NO_PARENT) return idx;
     t->cap = t->nnodes;        /* out of memory: behave as if capped */
-    idx = CP_NODE_OVERFLOW;
-  } else {
-    init_node(&t->nodes[idx], key, parent);
-    t->nnodes = idx + 1;       /* before table_insert: it reads nodes[idx] */
-    table_insert(t, idx);
-    t->nodes[parent].hot = idx;
   }
-  os_restore_errors(e);
-  leave_busy(t, saved);
+  if (parent == CP_NODE_ROOT && key == CPD_KEY_OVERFLOW) return CP_NODE_OVERFLOW;
+  if ((idx = find_child(t, parent, CPD_KEY_OVERFLOW)) != 0) return idx;
+  idx = add_child(t, parent, CPD_KEY_OVERFLOW);
+  return idx != CPD_NO_PARENT ? idx : CP_NODE_OVERFLOW;
+}
+
+/* Find or create the child of parent with key (get_child), and make it
+** parent's hot child. */
+uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
+{
+  if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
+  uint32_t idx = find_child(t, parent, key);
+  if (!idx) {
+    uint32_t saved = enter_busy(t);
+    os_errsave e = os_save_errors();
+    idx = get_child(t, parent, key);
+    os_restore_errors(e);
+    leave_busy(t, saved);
+  }
+  if (!calltree_node_capped(t, idx)) t->nodes[parent].hot = idx;
   return idx;
 }
 
@@ -201,7 +231,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
 {
   struct cp_frame *f = t->top;
   if (f == t->frames) return;
-  if (f->node == CP_NODE_OVERFLOW || f->node == CP_NODE_SINK) {
+  if (calltree_node_capped(t, f->node)) {
     calltree_charge(&t->nodes[f->node], now - f->tstart);
     t->top = f - 1;
     return;
@@ -247,7 +277,9 @@ struct cp_thread *calltree_new(uint32_t node_cap)
 {
   if (node_cap < CP_FIRST_NODE + 1) node_cap = CP_FIRST_NODE + 1;
   size_t tbytes = round_up(sizeof(struct cp_thread), os_page_size());
-  size_t nbytes = round_up((size_t)node_cap * sizeof(struct cp_node), os_page_size());
+  /* Room for the cap and one overflow node per node (get_child). */
+  size_t nbytes = round_up((2 * (size_t)node_cap + CP_FIRST_NODE) * sizeof(struct cp_node),
+                           os_page_size());
   size_t fbytes = (size_t)(MAX_DEPTH * sizeof(struct cp_frame));
   struct cp_thread *t = os_reserve(tbytes);
   if (!t) return NULL;
@@ -295,4 +327,86 @@ void calltree_free(struct cp_thread *t)
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);
   os_release(t, round_up(sizeof(struct cp_thread), os_page_size()));
+}
+
+/* ---- ended threads (ended.c uses these under os_lock) -------------------- */
+
+/* Charge t's open calls up to end and flag their nodes: afterwards every
+** node's hot field holds its CPD_NODE_* flags, and t's hooks must not run
+** again. Returns the number of open calls. */
+uint32_t calltree_close(struct cp_thread *t, uint64_t end)
+{
+  uint32_t open = 0, n = t->nnodes;
+  for (uint32_t i = 0; i < n; i++) t->nodes[i].hot = 0;
+  for (struct cp_frame *f = t->frames + 1; f <= t->top; f++) {
+    if (f->node >= n || f->tstart > end) continue;
+    calltree_charge(&t->nodes[f->node], end - f->tstart);
+    t->nodes[f->node].hot |= CPD_NODE_OPEN;
+    open++;
+  }
+  t->top = t->frames;
+  return open;
+}
+
+/* Add n nodes of another tree (flags in hot, parents before children) into
+** g, path by path, under g's cap. map: n scratch slots. */
+void calltree_merge(struct cp_thread *g, const struct cp_node *src, uint32_t n, uint32_t *map)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    const struct cp_node *s = &src[i];
+    uint32_t d = i < CP_FIRST_NODE ? i : get_child(g, map[s->parent], s->key);
+    map[i] = d;
+    struct cp_node *to = &g->nodes[d];
+    to->calls += s->calls;
+    to->incl += s->incl;
+    if (s->min < to->min) to->min = s->min;
+    if (s->max > to->max) to->max = s->max;
+    to->hot |= s->hot;
+  }
+}
+
+/* Make a state that served an ended thread ready for a new one: memory past
+** the first chunks is given back (decommitted), the tree emptied. 0, or
+** CAPPROF_ENOMEM (then free it). */
+int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
+{
+  size_t page = os_page_size();
+  size_t keep = round_up(NODE_CHUNK, page);
+  size_t used = round_up(t->nodes_committed * sizeof(struct cp_node), page);
+  if (used > keep) os_decommit((char *)t->nodes + keep, used - keep);
+  if (t->nodes_committed * sizeof(struct cp_node) > keep)
+    t->nodes_committed = keep / sizeof(struct cp_node);
+  if (t->frames_bytes > FRAME_CHUNK) {
+    os_decommit((char *)t->frames + FRAME_CHUNK, t->frames_bytes - FRAME_CHUNK);
+    t->frames_bytes = FRAME_CHUNK;
+    t->commit_end = t->frames + FRAME_CHUNK / sizeof(struct cp_frame);
+  }
+  if (t->mask + 1 > TABLE_MIN) {
+    size_t bytes;
+    uint32_t *tab = table_alloc(TABLE_MIN, &bytes);
+    if (!tab) return CAPPROF_ENOMEM;
+    os_release(t->table, t->table_bytes);
+    t->table = tab;
+    t->table_bytes = bytes;
+    t->mask = TABLE_MIN - 1;
+  } else {
+    memset(t->table, 0, ((size_t)t->mask + 1) * sizeof(uint32_t));
+  }
+  zone_thread_free(t);
+  t->cap = node_cap < CP_FIRST_NODE + 1 ? CP_FIRST_NODE + 1 : node_cap;
+  t->table_used = 0;
+  t->lost_frames = 0;
+  t->next = NULL;
+  t->tid = t->start_ns = t->end_ns = t->end_ticks = 0;
+  t->exit_rounds = 0;
+  t->name_fixed = 0;
+  intercept_thread_free(t);
+  t->name[0] = '\0';
+  init_fixed_nodes(t);
+  t->top = t->frames;
+  t->frames[0].node = CP_NODE_ROOT;
+  t->frames[0].sp = UINTPTR_MAX;
+  t->frames[0].tstart = 0;
+  t->debt = t->debt_at_reset = t->slow_calls = 0;
+  return 0;
 }

@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "sample.h"
 
-#define MAX_SECTIONS 16
+#define MAX_SECTIONS 24
 
 struct writer {
   os_file f;
@@ -155,55 +155,120 @@ static void write_modules(struct writer *w)
   if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
 }
 
-/* Copy one thread's nodes, charge its open calls up to end, and write them.
-** Returns the number of nodes written; *open gets the open-call count. */
-static uint32_t write_thread_nodes(struct writer *w, struct cp_thread *t, int stale,
-                                   uint32_t *open)
+/* ---- threads and their nodes --------------------------------------------- */
+
+/* One THREADS record to be: a live thread's state or an ended thread's
+** record (packed, or a merge group). */
+struct thread_row {
+  struct cp_thread *t;         /* live (or ended but not yet retired) */
+  struct cp_ended *e;          /* retired: packed or group */
+  uint64_t first, lost;
+  uint32_t count, open;
+};
+
+/* An open call's charge, to be added to its node as the nodes stream by. */
+struct open_call { uint32_t node, pad_; uint64_t ticks; };
+
+static void sort_open(struct open_call *a, size_t n)     /* heapsort by node */
 {
-  uint32_t n = stale ? CP_FIRST_NODE : t->nnodes;
-  size_t bytes = (size_t)n * sizeof(struct cp_node);
-  bytes = (bytes + os_page_size() - 1) / os_page_size() * os_page_size();
-  struct cp_node *copy = os_reserve(bytes);
-  *open = 0;
-  if (!copy || os_commit(copy, bytes) != 0) {
-    if (copy) os_release(copy, bytes);
-    w->err = CAPPROF_ENOMEM;
-    return 0;
-  }
-  memcpy(copy, t->nodes, (size_t)n * sizeof(struct cp_node));
-  for (uint32_t i = 0; i < n; i++) copy[i].hot = 0;   /* reused as flags */
-  if (stale) {
-    for (uint32_t i = 0; i < n; i++) {
-      copy[i].calls = copy[i].incl = copy[i].max = 0;
-      copy[i].min = UINT64_MAX;
+  for (size_t end = n, start = n / 2; end > 1;) {
+    size_t root;
+    if (start > 0) root = --start;
+    else {
+      struct open_call tmp = a[0];
+      a[0] = a[--end];
+      a[end] = tmp;
+      root = 0;
     }
-  } else {
+    for (size_t child; (child = 2 * root + 1) < end; root = child) {
+      if (child + 1 < end && a[child + 1].node > a[child].node) child++;
+      if (a[root].node >= a[child].node) break;
+      struct open_call tmp = a[root];
+      a[root] = a[child];
+      a[child] = tmp;
+    }
+  }
+}
+
+/* Write one node record; the sink's time is written as 0 (its calls are
+** nested in overflow calls, whose time holds theirs). Adds to *lost the
+** calls past the node cap. */
+static void write_node(struct writer *w, const struct cp_node *nd, uint32_t i,
+                       uint32_t flags, uint64_t *lost)
+{
+  unsigned char r[CPD_NODE_SIZE];
+  int sink = nd->key == CPD_KEY_SINK;
+  if (nd->key == CPD_KEY_OVERFLOW || sink) *lost += nd->calls;
+  cpd_put64(r, nd->key);
+  cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : nd->parent);
+  cpd_put32(r + 12, flags);
+  cpd_put64(r + 16, nd->calls);
+  cpd_put64(r + 24, sink ? 0 : nd->incl);
+  cpd_put64(r + 32, sink || nd->min == UINT64_MAX ? 0 : nd->min);
+  cpd_put64(r + 40, sink ? 0 : nd->max);
+  w_bytes(w, r, sizeof r);
+}
+
+/* A live thread's nodes, streamed: no copy of the node array, only of its
+** open calls (charged up to its end, or now), sorted by node. */
+static void write_live_nodes(struct writer *w, struct thread_row *row, int stale)
+{
+  struct cp_thread *t = row->t;
+  uint32_t n = stale ? CP_FIRST_NODE : t->nnodes;
+  struct open_call local[256], *open = local;
+  size_t nopen = 0, cap = sizeof local / sizeof local[0], bytes = 0;
+  if (!stale) {
     uint64_t end = t->end_ns ? t->end_ticks : cp_tnow(t);
     struct cp_frame *top = t->top;
     if (top < t->frames || top >= t->commit_end) top = t->frames;
-    for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
-      if (f->node >= n || f->tstart > end) continue;
-      calltree_charge(&copy[f->node], end - f->tstart);
-      copy[f->node].hot = CPD_NODE_OPEN;
-      (*open)++;
+    size_t depth = (size_t)(top - t->frames);
+    if (depth > cap) {
+      bytes = (depth * sizeof *open + os_page_size() - 1) / os_page_size() * os_page_size();
+      open = os_reserve(bytes);
+      if (!open || os_commit(open, bytes) != 0) {
+        if (open) os_release(open, bytes);
+        w->err = CAPPROF_ENOMEM;
+        return;
+      }
+      cap = depth;
     }
+    for (struct cp_frame *f = t->frames + 1; f <= top && nopen < cap; f++) {
+      if (f->node >= n || f->tstart > end) continue;
+      open[nopen].node = f->node;
+      open[nopen].ticks = end - f->tstart;
+      nopen++;
+    }
+    sort_open(open, nopen);
   }
+  size_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    unsigned char r[CPD_NODE_SIZE];
-    cpd_put64(r, copy[i].key);
-    cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : copy[i].parent);
-    cpd_put32(r + 12, copy[i].hot);
-    cpd_put64(r + 16, copy[i].calls);
-    cpd_put64(r + 24, copy[i].incl);
-    cpd_put64(r + 32, copy[i].min == UINT64_MAX ? 0 : copy[i].min);
-    cpd_put64(r + 40, copy[i].max);
-    w_bytes(w, r, sizeof r);
+    struct cp_node nd = t->nodes[i];
+    uint32_t flags = 0;
+    if (stale) {
+      nd.calls = nd.incl = nd.max = 0;
+      nd.min = UINT64_MAX;
+    }
+    for (; k < nopen && open[k].node == i; k++) {
+      calltree_charge(&nd, open[k].ticks);
+      flags = CPD_NODE_OPEN;
+      row->open++;
+    }
+    write_node(w, &nd, i, flags, &row->lost);
   }
-  os_release(copy, bytes);
-  return n;
+  if (bytes) os_release(open, bytes);
+  row->count = n;
 }
 
-struct thread_row { uint64_t first; uint32_t count, open; };
+/* A retired thread's or group's nodes, flags in their hot fields. */
+static void write_ended_nodes(struct writer *w, struct thread_row *row)
+{
+  struct cp_ended *e = row->e;
+  const struct cp_node *nodes = e->group ? e->group->nodes : e->nodes;
+  uint32_t n = e->group ? e->group->nnodes : e->nnodes;
+  for (uint32_t i = 0; i < n; i++) write_node(w, &nodes[i], i, nodes[i].hot, &row->lost);
+  row->count = n;
+  row->open = e->nopen;
+}
 
 struct issue_ctx { struct writer *w; uint32_t thread, nnames, records; };
 
@@ -220,23 +285,30 @@ static void write_issue(void *ctx, uint32_t id, const uint64_t *counts)
 /* ZONE_ISSUES: each thread's mismatch counts, and the zones still open now:
 ** at exit for a thread that ended (or at the final dump), else at dump. */
 static void write_zone_issues(struct writer *w, const struct thread_row *rows,
-                              uint32_t nthreads, uint32_t nnames)
+                              uint32_t nrows, uint32_t nnames)
 {
   uint64_t s = sec_begin(w);
   struct issue_ctx c = { w, 0, nnames, 0 };
   w_u32(w, 0);                                   /* count, patched below */
   w_u32(w, CPD_ZI_KINDS);
-  uint32_t gen = cp_g.gate >> 1, i = 0;
-  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
-    if (!rows[i].count) continue;
-    if (t->generation == gen) {
+  uint32_t gen = cp_g.gate >> 1;
+  for (uint32_t i = 0; i < nrows; i++) {
+    const struct thread_row *r = &rows[i];
+    if (!r->count) continue;
+    struct cp_thread *t = r->t;
+    if (r->e && r->e->group) {
+      zone_issues(r->e->group, write_issue, &c);
+    } else if (r->e) {
+      for (uint32_t z = 0; z < r->e->nzones; z++)
+        write_issue(&c, r->e->zones[z].id, r->e->zones[z].n);
+    } else if (t->generation == gen) {
       zone_issues(t, write_issue, &c);
       unsigned kind = t->end_ns || cp_g.finished ? CPD_ZI_OPEN_AT_EXIT : CPD_ZI_OPEN_AT_DUMP;
       struct cp_frame *top = t->top;
       if (top < t->frames || top >= t->commit_end) top = t->frames;
       for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
         uint32_t node = f->node;
-        if (node >= rows[i].count) continue;
+        if (node >= r->count) continue;
         uint64_t key = t->nodes[node].key;
         if (!CPD_KEY_IS_ZONE(key)) continue;
         uint64_t counts[CPD_ZI_KINDS] = { 0 };
@@ -253,71 +325,120 @@ static void write_zone_issues(struct writer *w, const struct thread_row *rows,
   if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
 }
 
+/* THREAD_MERGES, when ended threads were merged or dropped. */
+static void write_merges(struct writer *w, const struct thread_row *rows, uint32_t nrows)
+{
+  if (!cp_g.nended_merged && !cp_g.nended_dropped) return;
+  uint64_t s = sec_begin(w);
+  uint32_t groups = 0, index = 0;
+  for (uint32_t i = 0; i < nrows; i++) groups += rows[i].count && rows[i].e && rows[i].e->group;
+  w_u32(w, groups);
+  w_u32(w, CPD_MERGE_RECORD_SIZE);
+  w_u64(w, cp_g.nended_kept);
+  w_u64(w, cp_g.nended_merged);
+  w_u64(w, cp_g.nended_dropped);
+  for (uint32_t i = 0; i < nrows; i++) {
+    if (!rows[i].count) continue;
+    const struct cp_ended *e = rows[i].e;
+    if (e && e->group) {
+      w_u32(w, index);
+      w_u32(w, e->merge_kind);
+      w_u64(w, e->merged);
+      w_u64(w, e->start_key);
+    }
+    index++;
+  }
+  sec_end(w, CPD_SEC_THREAD_MERGES, s);
+}
+
 /* CALIBRATION: per written thread, the time its slow paths took (left out
 ** of every measured call by the thread clock, cp_tnow) and how many entries
 ** took them; docs/dump-format.md. */
 static void write_calibration(struct writer *w, const struct thread_row *rows,
-                              uint32_t nthreads)
+                              uint32_t nrows)
 {
   uint64_t s = sec_begin(w);
-  uint32_t written = 0, i = 0, records = 0;
-  for (i = 0; i < nthreads; i++) records += rows[i].count != 0;
+  uint32_t written = 0, records = 0;
+  for (uint32_t i = 0; i < nrows; i++) records += rows[i].count != 0;
   w_u32(w, records);
   w_u32(w, CPD_CAL_FIELDS);
-  i = 0;
-  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
-    if (!rows[i].count) continue;
+  for (uint32_t i = 0; i < nrows; i++) {
+    const struct thread_row *r = &rows[i];
+    if (!r->count) continue;
     w_u32(w, written++);
     w_u32(w, 0);
-    w_u64(w, t->debt - t->debt_at_reset);
-    w_u64(w, t->slow_calls);
+    w_u64(w, r->e ? r->e->slow_ticks : r->t->debt - r->t->debt_at_reset);
+    w_u64(w, r->e ? r->e->slow_calls : r->t->slow_calls);
   }
   sec_end(w, CPD_SEC_CALIBRATION, s);
 }
 
 static void write_threads(struct writer *w)
 {
-  uint32_t gen = cp_g.gate >> 1, nthreads = 0;
+  uint32_t gen = cp_g.gate >> 1, nrows = 0;
   struct cp_thread *t;
-  for (t = cp_g.threads; t; t = t->next) nthreads++;
-  size_t rbytes = (nthreads + 1) * sizeof(struct thread_row);
+  struct cp_ended *e;
+  for (t = cp_g.threads; t; t = t->next) nrows++;
+  for (e = cp_g.ended; e; e = e->next) nrows++;
+  size_t rbytes = (nrows + 1) * sizeof(struct thread_row);
   rbytes = (rbytes + os_page_size() - 1) / os_page_size() * os_page_size();
   struct thread_row *rows = os_reserve(rbytes);
   if (!rows || os_commit(rows, rbytes) != 0) {
+    if (rows) os_release(rows, rbytes);
     w->err = CAPPROF_ENOMEM;
     return;
   }
-
-  /* NODES first: the thread records point into it. */
-  uint64_t s = sec_begin(w), first = 0;
   uint32_t i = 0;
-  for (t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
-    int stale = t->generation != gen;
-    rows[i].first = first;
-    rows[i].count = (stale && t->end_ns) ? 0 : write_thread_nodes(w, t, stale, &rows[i].open);
-    first += rows[i].count;
+  for (t = cp_g.threads; t && i < nrows; t = t->next) rows[i++].t = t;
+  for (e = cp_g.ended; e && i < nrows; e = e->next) rows[i++].e = e;
+  nrows = i;
+
+  /* NODES first: the thread records point into it. Threads that ended
+  ** before a reset (stale, not retired) are left out. */
+  uint64_t s = sec_begin(w), first = 0;
+  for (i = 0; i < nrows; i++) {
+    struct thread_row *r = &rows[i];
+    r->first = first;
+    if (r->e) write_ended_nodes(w, r);
+    else if (!(r->t->generation != gen && r->t->end_ns))
+      write_live_nodes(w, r, r->t->generation != gen);
+    first += r->count;
   }
   sec_end(w, CPD_SEC_NODES, s);
 
   s = sec_begin(w);
   uint32_t written = 0;
-  for (i = 0; i < nthreads; i++) written += rows[i].count != 0;
+  for (i = 0; i < nrows; i++) written += rows[i].count != 0;
   w_u32(w, written);
-  i = 0;
-  for (t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
-    if (!rows[i].count) continue;
-    const struct cp_node *ov = &t->nodes[CP_NODE_OVERFLOW], *sk = &t->nodes[CP_NODE_SINK];
-    char name[sizeof t->name];
-    memcpy(name, t->name, sizeof name);
+  for (i = 0; i < nrows; i++) {
+    const struct thread_row *r = &rows[i];
+    if (!r->count) continue;
+    char name[64];
+    uint64_t tid, start, end, lost_frames;
+    if (r->e) {
+      memcpy(name, r->e->name, sizeof name);
+      tid = r->e->tid;
+      start = r->e->start_ns;
+      end = r->e->end_ns;
+      lost_frames = r->e->lost_frames;
+    } else {
+      t = r->t;
+      memcpy(name, t->name, sizeof name);
+      name[sizeof name - 1] = '\0';
+      if ((!name[0] || !t->name_fixed) && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
+      tid = t->tid;
+      start = t->start_ns;
+      end = t->end_ns;
+      lost_frames = t->lost_frames;
+    }
     name[sizeof name - 1] = '\0';
-    if ((!name[0] || !t->name_fixed) && !t->end_ns) os_thread_name(t->tid, name, sizeof name);
-    w_u64(w, t->tid);
-    w_u64(w, t->start_ns);
-    w_u64(w, t->end_ns);
-    w_u64(w, ov->calls + sk->calls + t->lost_frames);
-    w_u64(w, rows[i].first);
-    w_u32(w, rows[i].count);
-    w_u32(w, rows[i].open);
+    w_u64(w, tid);
+    w_u64(w, start);
+    w_u64(w, end);
+    w_u64(w, r->lost + lost_frames);
+    w_u64(w, r->first);
+    w_u32(w, r->count);
+    w_u32(w, r->open);
     w_cstr(w, name);
   }
   sec_end(w, CPD_SEC_THREADS, s);
@@ -334,20 +455,26 @@ static void write_threads(struct writer *w)
   }
   sec_end(w, CPD_SEC_STRINGS, s);
 
-  write_zone_issues(w, rows, nthreads, nnames);
-  write_calibration(w, rows, nthreads);
+  write_zone_issues(w, rows, nrows, nnames);
+  write_merges(w, rows, nrows);
+  write_calibration(w, rows, nrows);
 
-  /* Sampling sections refer to threads and nodes by the counts written. */
-  size_t cbytes = (nthreads + 1) * sizeof(uint32_t);
+  /* Sampling sections refer to threads and their nodes by the rows written. */
+  size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));
   cbytes = (cbytes + os_page_size() - 1) / os_page_size() * os_page_size();
-  uint32_t *counts = os_reserve(cbytes);
-  if (counts && os_commit(counts, cbytes) == 0) {
-    for (i = 0; i < nthreads; i++) counts[i] = rows[i].count;
-    sample_write_sections((struct dump_writer *)(void *)w, counts, nthreads);
+  char *mem = os_reserve(cbytes);
+  if (mem && os_commit(mem, cbytes) == 0) {
+    const void **who = (const void **)(void *)mem;
+    uint32_t *counts = (uint32_t *)(void *)(mem + (nrows + 1) * sizeof(void *));
+    for (i = 0; i < nrows; i++) {
+      who[i] = rows[i].e ? (const void *)rows[i].e : (const void *)rows[i].t;
+      counts[i] = rows[i].count;
+    }
+    sample_write_sections((struct dump_writer *)(void *)w, who, counts, nrows);
   } else {
     w->err = CAPPROF_ENOMEM;
   }
-  os_release(counts, cbytes);
+  os_release(mem, cbytes);
   os_release(rows, rbytes);
 }
 
@@ -530,35 +657,77 @@ static const char *in_output_dir(const char *pattern, char *buf, size_t n)
   return at < n ? buf : pattern;
 }
 
+static char failure[1400];       /* os_lock */
+
+const char *dump_failure(void) { return failure; }
+
+static void set_failure(const char *step, const char *file)
+{
+  size_t at = append(failure, 0, sizeof failure, step);
+  if (at < sizeof failure) at = append(failure, at, sizeof failure, " ");
+  if (at < sizeof failure) append(failure, at, sizeof failure, file);
+}
+
+/* 64 unpredictable bits: the OS's random source, else clocks, ids and an
+** address mixed (splitmix64). */
+static uint64_t random64(void)
+{
+  uint64_t v = 0;
+  if (os_random(&v, sizeof v) == 0) return v;
+  v ^= os_realtime_ns() ^ (os_monotonic_ns() << 17) ^ cp_now() ^
+       (os_thread_id() << 32) ^ (uint64_t)(uintptr_t)&v;
+  v += UINT64_C(0x9E3779B97F4A7C15);
+  v = (v ^ (v >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  v = (v ^ (v >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return v ^ (v >> 31);
+}
+
+/* final + ".tmp" + 12 hex digits. */
+static int temp_name(const char *final, char *tmp, size_t n)
+{
+  static const char hex[] = "0123456789abcdef";
+  char sfx[18] = ".tmp";
+  uint64_t r = random64();
+  for (int i = 0; i < 12; i++) sfx[4 + i] = hex[(r >> (4 * i)) & 15];
+  sfx[16] = '\0';
+  size_t at = append(tmp, 0, n, final);
+  if (at < n) at = append(tmp, at, n, sfx);
+  return at < n ? 0 : CAPPROF_EINVAL;
+}
+
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
 {
   char final[1100], tmp[1200], name[1200];
   int rc;
+  failure[0] = '\0';
   if (explicit_path) {
     if (strlen(path) >= sizeof final) return CAPPROF_EINVAL;
     strcpy(final, path);
   } else if ((rc = dump_expand_pattern(in_output_dir(path, name, sizeof name), final,
                                          sizeof final)) != 0) {
     copy_out(out, outsize, path);
+    set_failure("expanding the pattern", path);
     return rc;
   }
   copy_out(out, outsize, final);
 
+  /* A temporary name nobody can guess: one planted in advance by another
+  ** user cannot block the dump (100 tries: a clash is already unlikely). */
   os_file f;
   unsigned k = 0;
-  do {                                      /* a temporary name nobody holds */
-    char num[24];
-    u64_text(os_process_id() * 1000u + k, num);
-    strcpy(tmp, final);
-    strcat(tmp, ".tmp");
-    strcat(tmp, num);
+  do {
+    if ((rc = temp_name(final, tmp, sizeof tmp)) != 0) break;
     rc = os_file_create(tmp, &f);
-  } while (rc == CAPPROF_EEXIST && ++k < 1000);
-  if (rc) return rc;
+  } while (rc == CAPPROF_EEXIST && ++k < 100);
+  if (rc) {
+    set_failure("creating", tmp);
+    return rc;
+  }
   rc = write_all(f);
   int rc2 = os_file_close(f);
   if (!rc) rc = rc2;
   if (rc) {
+    set_failure("writing", tmp);
     os_file_remove(tmp);
     return rc;
   }
@@ -569,6 +738,11 @@ int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
     rc = os_file_publish(tmp, name);
     if (rc == 0) copy_out(out, outsize, name);
   }
-  if (rc) os_file_remove(tmp);
+  if (rc) {
+    set_failure(rc == CAPPROF_EEXIST && !explicit_path
+                    ? "naming it (it and the numbered names .1 to .999 exist)"
+                    : "naming it", final);
+    os_file_remove(tmp);
+  }
   return rc;
 }

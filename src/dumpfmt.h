@@ -40,6 +40,7 @@ enum cpd_section_type {
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
   CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
+  CPD_SEC_THREAD_MERGES = 10, /* THREADS records that hold several ended threads */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
   CPD_SEC_SAMPLE_SESSIONS = 12, /* sampling sessions and profile objects, buckets */
   CPD_SEC_SAMPLE_NODES = 13,    /* samples charged to call-tree nodes */
@@ -92,6 +93,18 @@ enum cpd_sample_method {
 #define CPD_SS_UNIT_EVENTS 2u     /* interval in counted events */
 #define CPD_SS_F_FAILED    1u     /* the session could not start (note says why) */
 #define CPD_SS_F_CLOSED    2u     /* profile object closed before the dump */
+/* THREAD_MERGES (present when ended threads were merged): u32 record count,
+** u32 record size (24), u64 ended threads kept one by one, u64 ended
+** threads merged, u64 ended threads dropped (no memory for a group); then
+** per merge group: u32 thread (index in THREADS), u32 kind (CPD_MERGE_*),
+** u64 threads merged into it, u64 start key (the first function the
+** threads called, 0 if none or mixed). */
+#define CPD_MERGE_RECORD_SIZE 24u
+enum cpd_merge_kind {
+  CPD_MERGE_NAME_AND_START = 1, /* same thread name and start function */
+  CPD_MERGE_OTHERS         = 2  /* every group was taken: all the rest */
+};
+
 /* Fields of a CALIBRATION record, after u32 thread (index in THREADS) and u32
 ** 0: u64 each. The section starts with u32 record count, u32 fields per
 ** record; readers take the fields they know and skip the rest. */

@@ -297,15 +297,20 @@ void intercept_summary(struct intercept_summary *s)
 
 /* ---- start ------------------------------------------------------------------ */
 
+void intercept_set_spec(const char *spec)
+{
+  size_t n = spec ? strlen(spec) : 0;
+  if (n >= sizeof A.spec) n = sizeof A.spec - 1;
+  if (n) memcpy(A.spec, spec, n);
+  A.spec[n] = '\0';
+  A.all = !strcmp(A.spec, "all");
+}
+
 void intercept_start(void)
 {
   const char *spec = os_getenv("CAPPROF_API");
   if (!spec || !*spec || cp_g.disabled) return;
-  size_t n = strlen(spec);
-  if (n >= sizeof A.spec) n = sizeof A.spec - 1;
-  memcpy(A.spec, spec, n);
-  A.spec[n] = '\0';
-  A.all = !strcmp(A.spec, "all");
+  intercept_set_spec(spec);
   uint32_t q = intercept_quiet_begin();
   A.status = (uint32_t)os_intercept_start();
   intercept_quiet_end(q);

@@ -87,6 +87,7 @@ struct cp_thread {
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
   uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
+  uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -109,12 +110,23 @@ struct cp_global {
   uint32_t clock_source;      /* CPD_CLOCK_* */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
   struct cp_thread **threads_tail; /* in creation order; tail's next field */
+  struct cp_ended *ended;     /* ended threads, packed or merged (ended.c) */
+  struct cp_ended **ended_tail;
+  uint32_t keep_threads;      /* ended threads kept one by one (CP_ENDED_KEEP) */
+  uint32_t nended_kept;       /* ended threads packed one by one so far */
+  uint64_t nended_merged;     /* ended threads merged into groups so far */
+  uint64_t nended_dropped;    /* ended threads lost (no memory for a group) */
   char output[1024];          /* dump path pattern */
   char output_dir[1024];      /* directory for relative patterns, "" if none */
   char exe[1024];             /* executable path */
   char progname[256];         /* base name of the executable */
   char *cmdline;              /* NUL-separated arguments, os-allocated */
   size_t cmdline_len;
+  int secure;                 /* AT_SECURE (setuid/setgid...): no CAPPROF_*
+                              ** variable is read; no dump unless asked */
+  int output_from_api;        /* capprof_set_output(_dir) was called */
+  const char *pending_report; /* a start-up line not yet printed (a hook
+                              ** may have run runtime_init) */
 };
 
 extern struct cp_global cp_g CP_HIDDEN;
@@ -192,6 +204,20 @@ struct cp_frame *calltree_grow(struct cp_thread *t) CP_HIDDEN;
 struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now) CP_HIDDEN;
 void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
                             uint64_t now) CP_HIDDEN;
+/* 1 when calls below node go to the sink: it is an overflow or sink node. */
+CP_INLINE int calltree_node_capped(const struct cp_thread *t, uint32_t node)
+{
+  uint64_t k = t->nodes[node].key;
+  return k == CPD_KEY_OVERFLOW || k == CPD_KEY_SINK;
+}
+/* Ended threads (ended.c), under os_lock: charge the open calls up to end
+** and turn hot fields into CPD_NODE_* flags (returns the open count); add
+** another tree's nodes into g path by path (map: n scratch slots); make a
+** used state new again, giving back memory past the first chunks. */
+uint32_t calltree_close(struct cp_thread *t, uint64_t end) CP_HIDDEN;
+void calltree_merge(struct cp_thread *g, const struct cp_node *src, uint32_t n,
+                    uint32_t *map) CP_HIDDEN;
+int calltree_recycle(struct cp_thread *t, uint32_t node_cap) CP_HIDDEN;
 /* Rebuild the tree empty but for the path of the open frames, whose start
 ** times become now. Used by reset and in a fork child. */
 void calltree_rebase(struct cp_thread *t, uint64_t now) CP_HIDDEN;
@@ -232,6 +258,9 @@ CP_INLINE void zone_popped_open(struct cp_thread *t, const struct cp_frame *f)
 /* Pop the zones on top of t's stack, charged up to now and counted as left
 ** open: a function that began them is returning (hooks without a key). */
 void zone_pop_open(struct cp_thread *t, uint64_t now) CP_HIDDEN;
+/* Add counts[CPD_ZI_KINDS] to t's mismatch counts for zone id (merging an
+** ended thread into a group; the zone state is made if needed). */
+void zone_add(struct cp_thread *t, uint32_t id, const uint64_t *counts) CP_HIDDEN;
 /* Forget t's mismatch counts (reset, fork); free its zone state. */
 void zone_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void zone_thread_free(struct cp_thread *t) CP_HIDDEN;
@@ -242,6 +271,48 @@ const char *zone_name(uint32_t id, uint32_t *len) CP_HIDDEN;
 /* Visit t's mismatch counts: fn(ctx, id, counts[CPD_ZI_KINDS]). */
 typedef void (*zone_issue_fn)(void *ctx, uint32_t id, const uint64_t *counts);
 void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx) CP_HIDDEN;
+
+/* ---- ended threads (ended.c) ------------------------------------------- */
+
+/* One zone's mismatch counts, kept for an ended thread. */
+struct cp_zone_count { uint32_t id, pad_; uint64_t n[CPD_ZI_KINDS]; };
+
+/* What is left of ended threads, in cp_g.ended. Either one thread's tree,
+** packed into the shared arena with its record, or a merge group: the trees
+** of every thread that ended past CP_ENDED_KEEP, with the same name and
+** start function, added path by path into one tree. Node hot fields hold
+** CPD_NODE_* flags. Written under os_lock only. */
+struct cp_ended {
+  struct cp_ended *next;      /* cp_g.ended list */
+  struct cp_node *nodes;      /* packed nodes in the arena; NULL for a group */
+  struct cp_thread *group;    /* a group's tree (no thread runs it), else NULL */
+  struct cp_zone_count *zones;/* packed zone counts (groups: in group->zones) */
+  uint64_t tid, start_ns, end_ns;  /* a group: 0, earliest start, latest end */
+  uint64_t lost_frames;       /* calls not recorded: the stack could not grow */
+  uint64_t slow_ticks, slow_calls; /* CALIBRATION: slow paths' time and entries */
+  uint64_t merged;            /* threads merged into a group; 0 for one thread */
+  uint64_t start_key;         /* key of the first call the thread(s) made */
+  uint32_t nnodes, nopen;     /* nodes (packed only) and open calls at exit */
+  uint32_t nzones;            /* packed zone counts */
+  uint32_t merge_kind;        /* CPD_MERGE_* for a group */
+  char name[64];
+};
+
+/* Threads kept one by one before merging starts (CAPPROF_KEEP_THREADS). */
+#define CP_ENDED_KEEP   4096u
+/* Merge groups before the rest go to one catch-all group. */
+#define CP_GROUPS_MAX   64u
+
+/* Under os_lock. Retire t, which has ended (end time and name set, no hook
+** of it runs again): unlink it from the registry, charge its open calls, and
+** pack or merge its tree; t itself is then free. */
+void ended_retire(struct cp_thread *t) CP_HIDDEN;
+/* A state ready for a new thread from the pool, or NULL; give t (retired)
+** to the pool: 1 if taken, else 0 and the caller frees it. */
+struct cp_thread *ended_pool_take(void) CP_HIDDEN;
+int ended_pool_put(struct cp_thread *t) CP_HIDDEN;
+/* Forget every ended thread (reset, fork child). */
+void ended_reset(void) CP_HIDDEN;
 
 /* ---- API interception (intercept.c) ------------------------------------
 ** The portable core shared by the back ends (src/posix/plt.c, src/win/iat.c).
@@ -298,6 +369,7 @@ struct intercept_summary {
 };
 void intercept_start(void) CP_HIDDEN;                 /* runtime_init */
 int intercept_selects(const char *library) CP_HIDDEN; /* by CAPPROF_API */
+void intercept_set_spec(const char *spec) CP_HIDDEN;  /* intercept_start, tests */
 uint32_t intercept_unsafe(const char *symbol) CP_HIDDEN; /* CPD_SKIP_* or 0 */
 /* The id of (library, symbol), added if new; UINT32_MAX when full. */
 uint32_t intercept_register(const char *library, const char *symbol) CP_HIDDEN;
@@ -341,15 +413,28 @@ int runtime_sync(struct cp_thread *t) CP_HIDDEN;
 ** impossible or being set up). */
 int runtime_thread_real(const struct cp_thread *t) CP_HIDDEN;
 void runtime_init(void) CP_HIDDEN;
+/* Print the line runtime_init left pending, if any; outside hooks only. */
+void runtime_report_pending(void) CP_HIDDEN;
 void runtime_atexit(void) CP_HIDDEN;
+/* Thread end: runtime_thread_exit records the end time and name (the state
+** stays, for hooks that may still run); runtime_thread_retire, when no hook
+** of the thread can run any more, gives its memory back and keeps its tree
+** compactly (ended.c). Windows calls only the first (DLL_THREAD_DETACH hooks
+** run after the FLS callback). */
 void runtime_thread_exit(struct cp_thread *t) CP_HIDDEN;
+void runtime_thread_retire(struct cp_thread *t) CP_HIDDEN;
 void runtime_fork_prepare(void) CP_HIDDEN;
 void runtime_fork_parent(void) CP_HIDDEN;
 void runtime_fork_child(void) CP_HIDDEN;
 
 /* ---- dump writer (dump_write.c) ---------------------------------------- */
 
+/* Write a dump (under os_lock). Returns 0 or a CAPPROF_E* code; out gets
+** the file's name. On failure dump_failure() says which step failed on
+** which file ("creating PATH.tmpXXXX", "writing ...", "naming it PATH"),
+** valid until the next dump. */
 int dump_write(const char *path, int explicit_path, char *out, size_t outsize) CP_HIDDEN;
+const char *dump_failure(void) CP_HIDDEN;
 /* Expand the output pattern into buf; returns 0 or CAPPROF_EINVAL. */
 int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
 
@@ -361,6 +446,8 @@ int dump_expand_pattern(const char *pattern, char *buf, size_t n) CP_HIDDEN;
 void *os_reserve(size_t size) CP_HIDDEN;
 int os_commit(void *addr, size_t size) CP_HIDDEN;
 void os_release(void *addr, size_t size) CP_HIDDEN;
+/* Give committed memory back to the OS; the range stays reserved. */
+void os_decommit(void *addr, size_t size) CP_HIDDEN;
 size_t os_page_size(void) CP_HIDDEN;
 
 /* The calling thread's state pointer (thread-local) and its registration for
@@ -378,15 +465,47 @@ uint32_t os_ticks_source(void) CP_HIDDEN;   /* CPD_CLOCK_* of os_ticks() */
 /* Copy the OS's name of thread tid (if any) into buf; 0 or negative. */
 int os_thread_name(uint64_t tid, char *buf, size_t n) CP_HIDDEN;
 
-/* The one runtime lock (thread registry, dumps). */
+/* The one runtime lock. It guards the thread registry (cp_g.threads, the
+** ended-thread records and merged groups), the output settings, the dlclose
+** module list, the dump writer's static state, and every dump.
+**
+** Discipline (every path of the runtime must keep it; docs/runtime.md):
+** - os_lock blocks every signal in the calling thread before it waits, and
+**   os_unlock restores the mask after releasing: no signal handler can run
+**   on a thread while it holds the lock, so a handler that calls exit() or
+**   capprof_dump() cannot find its own thread holding it (issue 11).
+** - Never take it from a signal handler, nor from a hook's fast path. Slow
+**   paths that take it (a thread's first hook, thread exit) run "busy", so
+**   hooks that fire meanwhile do nothing.
+** - Never call instrumented program code while holding it (clock
+**   calibration runs the runtime's own probe on a scratch tree: allowed).
+** - Lock order: os_lock, then the loader's locks (dl_iterate_phdr inside a
+**   dump or the dlclose wrapper). Never wait for os_lock while holding a
+**   loader lock or another lock of the program.
+** - Not recursive: a function that runs under it says so (dump_write,
+**   calltree_pack/merge); the public API functions take it themselves.
+** - A runtime thread (for instance one that dumps on a signal) takes it like
+**   any caller of capprof_dump: through os_lock, from normal code.
+** - The exit-time dump takes it with os_lock_at_exit, which gives up (and
+**   the dump is skipped with one line on stderr) instead of waiting forever:
+**   at once if the calling thread already holds it, else after a bounded
+**   wait. */
 void os_lock(void) CP_HIDDEN;
 void os_unlock(void) CP_HIDDEN;
+/* os_lock for the exit-time dump: 0 when held, CAPPROF_EBUSY when it could
+** not be had (held by this thread, or not released within a few seconds). */
+int os_lock_at_exit(void) CP_HIDDEN;
 
 /* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
 ** handlers. Called once from runtime_init. */
 void os_process_init(void) CP_HIDDEN;
 
+/* A variable of the environment, NULL if unset or if the process is
+** privileged (os_is_privileged). */
 const char *os_getenv(const char *name) CP_HIDDEN;
+/* 1 when the process runs with more privilege than its caller (setuid,
+** setgid, file capabilities: AT_SECURE), else 0. */
+int os_is_privileged(void) CP_HIDDEN;
 
 /* API interception back end (src/posix/plt.c, src/win/iat.c): see above.
 ** os_on_alt_stack: sp lies on a signal stack the thread switched to. */
@@ -422,6 +541,9 @@ int os_file_write_at(os_file f, const void *buf, size_t n, uint64_t off) CP_HIDD
 int os_file_close(os_file f) CP_HIDDEN;
 int os_file_publish(const char *tmp, const char *path) CP_HIDDEN;
 void os_file_remove(const char *path) CP_HIDDEN;
+/* n unpredictable bytes into buf: 0, or an error when the bytes are only
+** weakly mixed (the caller then mixes in its own). */
+int os_random(void *buf, size_t n) CP_HIDDEN;
 int os_is_directory(const char *path) CP_HIDDEN;
 /* Local time of a realtime ns value as YYYYmmdd-HHMMSS. */
 void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;

@@ -29,9 +29,16 @@ const char *capprof_strerror(int err)
   return "unknown error";
 }
 
+/* CAPPROF_* variables; none in a privileged process (setuid programs must
+** not take paths or sizes from the user who runs them). */
+static const char *env(const char *name)
+{
+  return cp_g.secure ? NULL : os_getenv(name);
+}
+
 static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
 {
-  const char *s = os_getenv(name);
+  const char *s = env(name);
   if (!s || !*s) return dflt;
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
@@ -41,7 +48,7 @@ static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t h
 
 static int env_true(const char *name)
 {
-  const char *s = os_getenv(name);
+  const char *s = env(name);
   return s && *s && strcmp(s, "0") != 0;
 }
 
@@ -87,11 +94,22 @@ void runtime_init(void)
     os_restore_errors(e);
     return;
   }
+  cp_g.secure = os_is_privileged();
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
-  set_pattern(os_getenv("CAPPROF_OUTPUT"));
-  set_dir(os_getenv("CAPPROF_OUTPUT_DIR"));
-  const char *clk = os_getenv("CAPPROF_CLOCK");
+  cp_g.keep_threads = env_u32("CAPPROF_KEEP_THREADS", CP_ENDED_KEEP, 0, UINT32_C(1) << 20);
+  cp_g.ended_tail = &cp_g.ended;
+  const char *pat = env("CAPPROF_OUTPUT"), *dir = env("CAPPROF_OUTPUT_DIR");
+  if (pat && strlen(pat) >= sizeof cp_g.output) {
+    cp_g.pending_report = "capprof: CAPPROF_OUTPUT is longer than 1023 bytes: "
+                          "ignored, dumps go to the default " DEFAULT_PATTERN;
+    pat = NULL;
+  }
+  set_pattern(pat);
+  if (set_dir(dir) != 0)
+    cp_g.pending_report = "capprof: CAPPROF_OUTPUT_DIR is longer than 1023 bytes: "
+                          "ignored, dumps go to the current directory";
+  const char *clk = env("CAPPROF_CLOCK");
   cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init();
@@ -109,6 +127,24 @@ void runtime_init(void)
   os_restore_errors(e);
 }
 
+void runtime_report_pending(void)
+{
+  const char *msg = cp_g.pending_report;
+  cp_g.pending_report = NULL;
+  if (msg) os_report(msg);
+}
+
+static void register_thread(struct cp_thread *t)      /* os_lock */
+{
+  t->gate = cp_g.gate & ~CP_GATE_PAUSED;
+  t->generation = t->gate >> 1;
+  if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
+  *cp_g.threads_tail = t;
+  cp_g.threads_tail = &t->next;
+}
+
+/* A state from the pool of ended threads' (no system call), else a new
+** one. The thread's name is read when it ends or at a dump. */
 struct cp_thread *runtime_thread_slow(void)
 {
   struct cp_thread *t = os_get_thread();
@@ -117,20 +153,27 @@ struct cp_thread *runtime_thread_slow(void)
   os_errsave e = os_save_errors();       /* (it may be an intercepted call) */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
-  if (!cp_g.disabled && !cp_g.finished) t = calltree_new(cp_g.node_cap);
-  if (t) {
-    t->tid = os_thread_id();
-    t->start_ns = os_realtime_ns();
-    os_thread_name(t->tid, t->name, sizeof t->name);
+  if (!cp_g.disabled && !cp_g.finished) {
+    uint64_t tid = os_thread_id(), start = os_realtime_ns();
     os_lock();
-    t->gate = cp_g.gate & ~CP_GATE_PAUSED;
-    t->generation = t->gate >> 1;
-    if (!cp_g.threads_tail) cp_g.threads_tail = &cp_g.threads;
-    *cp_g.threads_tail = t;
-    cp_g.threads_tail = &t->next;
+    if ((t = ended_pool_take()) != NULL) {
+      t->tid = tid;
+      t->start_ns = start;
+      register_thread(t);
+    }
     os_unlock();
+    if (!t && (t = calltree_new(cp_g.node_cap)) != NULL) {
+      t->tid = tid;
+      t->start_ns = start;
+      os_lock();
+      register_thread(t);
+      os_unlock();
+    }
+  }
+  if (t) {
     os_thread_register(t);
     os_set_thread(t);
+    sampler_thread_begin();            /* sampling events of a thread started later */
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
@@ -164,6 +207,26 @@ void runtime_thread_exit(struct cp_thread *t)
   t->end_ns = os_realtime_ns();
 }
 
+/* Hooks of this thread do nothing from here on (the stand-in state). */
+void runtime_thread_retire(struct cp_thread *t)
+{
+  if (!t || t == &busy_thread) return;
+  os_errsave e = os_save_errors();
+  os_set_thread(&busy_thread);
+  os_lock();
+  ended_retire(t);
+  /* Packed: the last record, with t's tid and node count (a merge adds none,
+  ** or a group record). */
+  const struct cp_ended *last = cp_g.ended;
+  while (last && last->next) last = last->next;
+  sample_tree_retired(t, last && !last->group && last->tid == t->tid &&
+                             last->nnodes == t->nnodes ? last : NULL);
+  int pooled = ended_pool_put(t);
+  os_unlock();
+  if (!pooled) calltree_free(t);
+  os_restore_errors(e);
+}
+
 /* ---- fork -------------------------------------------------------------- */
 
 void runtime_fork_prepare(void) { os_lock(); }
@@ -186,6 +249,7 @@ void runtime_fork_child(void)
       calltree_free(t);
     }
   }
+  ended_reset();
   cp_g.start_ns = os_realtime_ns();
   if (self && self != &busy_thread) {
     self->tid = os_thread_id();
@@ -231,8 +295,9 @@ int capprof_is_active(void)
   return !cp_g.disabled && !cp_g.finished && !(cp_g.gate & CP_GATE_PAUSED);
 }
 
-/* Live threads rebuild their trees at their next hook (runtime_sync). Trees
-** of threads that ended are left alone (a late hook may still touch them) and
+/* Live threads rebuild their trees at their next hook (runtime_sync). What
+** is kept of retired threads is dropped; states of threads that ended but
+** are not retired yet are left alone (a late hook may still touch them) and
 ** omitted from dumps: their generation is stale. */
 int capprof_reset(void)
 {
@@ -240,6 +305,7 @@ int capprof_reset(void)
   if (rc) return rc;
   os_lock();
   cp_g.gate += 2;
+  ended_reset();
   os_unlock();
   /* The caller's own tree is rebuilt at once, so that what it does next
   ** counts even if it makes no further instrumented call first. */
@@ -267,6 +333,7 @@ int capprof_set_output(const char *pattern)
   if (!cp_g.initialized) runtime_init();
   os_lock();
   set_pattern(pattern);
+  cp_g.output_from_api = 1;
   os_unlock();
   return 0;
 }
@@ -277,6 +344,7 @@ int capprof_set_output_dir(const char *dir)
   if (!cp_g.initialized) runtime_init();
   os_lock();
   int rc = set_dir(dir);
+  cp_g.output_from_api = 1;
   os_unlock();
   return rc;
 }
@@ -302,7 +370,20 @@ void runtime_atexit(void)
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
   sample_finish();                         /* no sample lands during the dump */
-  os_lock();
+  runtime_report_pending();
+  /* A privileged process writes a dump only where the program asked. */
+  if (cp_g.secure && !cp_g.output_from_api) {
+    cp_g.finished = 1;
+    cp_g.gate |= CP_GATE_PAUSED;
+    os_restore_errors(e);
+    return;
+  }
+  if (os_lock_at_exit() != 0) {
+    os_report("capprof: no dump at exit: the runtime lock is held "
+              "(exit() from a fault inside the runtime, or a dump that does not end)");
+    os_restore_errors(e);
+    return;
+  }
   if (!cp_g.finished) {
     cp_g.finished = 1;
     cp_g.gate |= CP_GATE_PAUSED;
@@ -310,12 +391,14 @@ void runtime_atexit(void)
     clock_calibrate_probe();               /* keeps the smaller figures */
     int rc = dump_write(cp_g.output, 0, path, sizeof path);
     if (rc != 0) {
-      char msg[1300];
-      size_t n = strlen(path);
-      memcpy(msg, "capprof: cannot write dump ", 27);
-      memcpy(msg + 27, path, n);
-      msg[27 + n] = '\0';
+      /* capprof: cannot write dump PATH: STEP FILE: REASON */
+      char msg[2700] = "capprof: cannot write dump ";
+      strncat(msg, path, 1100);
       strcat(msg, ": ");
+      if (dump_failure()[0]) {
+        strncat(msg, dump_failure(), 1400);
+        strcat(msg, ": ");
+      }
       strcat(msg, capprof_strerror(rc));
       os_report(msg);
     } else {

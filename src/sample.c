@@ -542,6 +542,25 @@ void sample_init_from_env(void)
   if (msg[0]) report_line(msg);
 }
 
+void sample_tree_retired(struct cp_thread *t, const struct cp_ended *e)
+{
+  uint32_t n = pool_claimed < SAMPLE_MAX_THREADS ? pool_claimed : SAMPLE_MAX_THREADS;
+  for (uint32_t i = 0; i < n; i++) {
+    struct sample_thread *st = pool[i];
+    if (!st || st->tree != t) continue;
+    /* The tree is packed or merged, and its state reused for another thread
+    ** or freed: the samples charged to its nodes are dropped with it. */
+    if (!st->ended) {
+      memcpy(st->name, t->name, sizeof st->name);
+      st->name[sizeof st->name - 1] = '\0';
+      st->ended = 1;
+    }
+    st->tree = NULL;
+    st->ended_rec = e;
+    if (!e) st->node_hw = 0;
+  }
+}
+
 void sample_finish(void)
 {
   os_lock();
@@ -571,6 +590,8 @@ void sample_fork_child(void)
     st->samples = st->lost = 0;
     if (st->node_samples) memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
     st->node_hw = 0;
+    st->tree = NULL;           /* the other threads' trees are freed in the child */
+    st->ended_rec = NULL;
   }
   char why[256];
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
@@ -630,15 +651,21 @@ static uint32_t pool_count(void)
   return pool_claimed < SAMPLE_MAX_THREADS ? pool_claimed : SAMPLE_MAX_THREADS;
 }
 
-/* Index among the written threads of tree, or CPD_NO_PARENT. */
-static uint32_t thread_index(const struct cp_thread *tree, const uint32_t *counts,
-                             uint32_t nthreads, uint32_t *count)
+/* The rows of THREADS as the dump wrote them (sample_write_sections). */
+struct rows { const void *const *who; const uint32_t *counts; uint32_t n; };
+
+/* The THREADS index of st's call tree (live or packed) and its node count;
+** CPD_NO_PARENT when it has none written. */
+static uint32_t thread_index(const struct sample_thread *st, const struct rows *r,
+                             uint32_t *count)
 {
-  uint32_t i = 0, written = 0;
-  for (struct cp_thread *t = cp_g.threads; t && i < nthreads; t = t->next, i++) {
-    if (!counts[i]) continue;
-    if (t == tree) {
-      *count = counts[i];
+  const void *me = st->tree ? (const void *)st->tree : (const void *)st->ended_rec;
+  uint32_t written = 0;
+  if (!me) return CPD_NO_PARENT;
+  for (uint32_t i = 0; i < r->n; i++) {
+    if (!r->counts[i]) continue;
+    if (r->who[i] == me) {
+      *count = r->counts[i];
       return written;
     }
     written++;
@@ -646,7 +673,7 @@ static uint32_t thread_index(const struct cp_thread *tree, const uint32_t *count
   return CPD_NO_PARENT;
 }
 
-static void write_node_samples(struct dump_writer *w, const uint32_t *counts, uint32_t nthreads)
+static void write_node_samples(struct dump_writer *w, const struct rows *rows)
 {
   uint64_t at = dumpw_begin(w);
   uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
@@ -654,9 +681,9 @@ static void write_node_samples(struct dump_writer *w, const uint32_t *counts, ui
     if (pass == 1) dumpw_u32(w, records);
     for (uint32_t i = 0; i < n; i++) {
       const struct sample_thread *st = pool[i];
-      if (!st || !st->node_samples || !st->tree) continue;
-      if (st->tree->generation != gen || st->tree_gen != gen) continue;
-      uint32_t count = 0, idx = thread_index(st->tree, counts, nthreads, &count);
+      if (!st || !st->node_samples || (!st->tree && !st->ended_rec)) continue;
+      if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) continue;
+      uint32_t count = 0, idx = thread_index(st, rows, &count);
       if (idx == CPD_NO_PARENT) continue;
       uint32_t hw = st->node_hw < count ? st->node_hw : count;
       for (uint32_t k = 0; k < hw; k++) {
@@ -672,7 +699,7 @@ static void write_node_samples(struct dump_writer *w, const uint32_t *counts, ui
   dumpw_end(w, CPD_SEC_SAMPLE_NODES, at);
 }
 
-static void write_stacks(struct dump_writer *w, const uint32_t *counts, uint32_t nthreads)
+static void write_stacks(struct dump_writer *w, const struct rows *rows)
 {
   uint64_t at = dumpw_begin(w);
   uint32_t n = pool_count(), threads = 0;
@@ -689,7 +716,7 @@ static void write_stacks(struct dump_writer *w, const uint32_t *counts, uint32_t
     else if (st->tree && st->tree->name[0]) copy_text(name, sizeof name, st->tree->name);
     else os_thread_name(st->tid, name, sizeof name);
     dumpw_u64(w, st->tid);
-    dumpw_u32(w, st->tree ? thread_index(st->tree, counts, nthreads, &count) : CPD_NO_PARENT);
+    dumpw_u32(w, thread_index(st, rows, &count));
     dumpw_u32(w, nn);
     dumpw_u64(w, st->samples);
     dumpw_u64(w, st->lost);
@@ -708,12 +735,14 @@ static void write_stacks(struct dump_writer *w, const uint32_t *counts, uint32_t
   dumpw_end(w, CPD_SEC_SAMPLE_STACKS, at);
 }
 
-void sample_write_sections(struct dump_writer *w, const uint32_t *counts, uint32_t nthreads)
+void sample_write_sections(struct dump_writer *w, const void *const *who,
+                           const uint32_t *counts, uint32_t nrows)
 {
   int any = 0;
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) any |= sample_sessions[i].used;
   if (!any) return;                   /* dumps without sampling stay as they were */
+  struct rows rows = { who, counts, nrows };
   write_sessions(w);
-  write_node_samples(w, counts, nthreads);
-  write_stacks(w, counts, nthreads);
+  write_node_samples(w, &rows);
+  write_stacks(w, &rows);
 }

@@ -79,6 +79,7 @@ struct sample_thread {
   uint64_t tid;
   uintptr_t stack_lo, stack_hi; /* the thread's stack, for frame walks; 0: unknown */
   struct cp_thread *tree;     /* the thread's call tree (hooked programs), or NULL */
+  const struct cp_ended *ended_rec; /* its packed tree once the thread ended, or NULL */
   uint32_t tree_gen;          /* tree generation node_samples belong to */
   uint32_t node_hw;           /* one past the highest node charged */
   uint32_t *node_samples;     /* per call-tree node, reserved for the node cap */
@@ -113,6 +114,10 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
                 const struct sample_regs *r) CP_HIDDEN;
 /* Start CAPPROF_SAMPLE's process-wide sampling, if set (runtime_init). */
 void sample_init_from_env(void) CP_HIDDEN;
+/* Thread state t was retired (its thread ended): its tree now lives in the
+** packed record e (same node indexes), or was merged into a group (e NULL:
+** the samples charged to its nodes are dropped). Under os_lock. */
+void sample_tree_retired(struct cp_thread *t, const struct cp_ended *e) CP_HIDDEN;
 /* Stop every session for good (before the final dump). */
 void sample_finish(void) CP_HIDDEN;
 /* In a fork child: forget the parent's samples, restart what was running. */
@@ -123,11 +128,12 @@ int sample_process_running(void) CP_HIDDEN;
 ** (events) into *out; 0 or CAPPROF_EINVAL. */
 int sample_parse_interval(const char *s, int is_time, uint64_t *out) CP_HIDDEN;
 
-/* Dump sections 12-14. counts[i] is the number of nodes written for the
-** i-th thread of cp_g.threads (0: not written); nthreads entries. */
+/* Dump sections 12-14. Row i of THREADS' candidates is who[i] (a live
+** struct cp_thread or a struct cp_ended) with counts[i] nodes written (0:
+** not written); nrows rows, in the order they were written. */
 struct dump_writer;
-void sample_write_sections(struct dump_writer *w, const uint32_t *counts,
-                           uint32_t nthreads) CP_HIDDEN;
+void sample_write_sections(struct dump_writer *w, const void *const *who,
+                           const uint32_t *counts, uint32_t nrows) CP_HIDDEN;
 
 /* The dump writer, for sections written elsewhere (dump_write.c). */
 void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) CP_HIDDEN;
@@ -154,6 +160,10 @@ int sampler_set_interval(struct sample_session *s) CP_HIDDEN;
 /* The code range [lo, hi) of the module holding addr (NULL: the
 ** executable): its executable segments or sections. 0 or CAPPROF_EINVAL. */
 int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi) CP_HIDDEN;
+/* The calling thread just started (or made its first hooked call): open
+** its events for every running session. Not under os_lock; cheap when
+** nothing was ever sampled. */
+void sampler_thread_begin(void) CP_HIDDEN;
 /* In a fork child, under os_lock: drop the parent's events and per-thread
 ** states; sessions still marked running are started again for this thread
 ** by the caller. */

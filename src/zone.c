@@ -210,26 +210,39 @@ static uint32_t zone_id(struct cp_thread *t, struct cp_zones *z, const char *nam
   return id;
 }
 
-void zone_note(struct cp_thread *t, uint32_t id, unsigned kind)
+static void note_n(struct cp_zones *z, uint32_t id, unsigned kind, uint64_t n)
 {
-  struct cp_zones *z = t->zones;
-  if (!z || kind >= CPD_ZI_KINDS) return;
   uint32_t slot = (id * 2654435761u) & (ISSUE_SLOTS - 1);
   for (uint32_t i = 0; i < ISSUE_SLOTS; i++, slot = (slot + 1) & (ISSUE_SLOTS - 1)) {
     struct zone_issue *e = &z->issues[slot];
     if (e->id1 == id + 1) {
-      e->n[kind]++;
+      e->n[kind] += n;
       return;
     }
     if (e->id1 == 0) {
       if (z->nissues + 1 >= ISSUE_SLOTS) break;
-      e->n[kind]++;
+      e->n[kind] += n;
       e->id1 = id + 1;                  /* the dump reads id1 != 0 as "in use" */
       z->nissues++;
       return;
     }
   }
   z->issues_lost++;
+}
+
+void zone_note(struct cp_thread *t, uint32_t id, unsigned kind)
+{
+  struct cp_zones *z = t->zones;
+  if (!z || kind >= CPD_ZI_KINDS) return;
+  note_n(z, id, kind, 1);
+}
+
+void zone_add(struct cp_thread *t, uint32_t id, const uint64_t *counts)
+{
+  struct cp_zones *z = thread_zones(t);
+  if (!z) return;
+  for (unsigned k = 0; k < CPD_ZI_KINDS; k++)
+    if (counts[k]) note_n(z, id, k, counts[k]);
 }
 
 void zone_issues(const struct cp_thread *t, zone_issue_fn fn, void *ctx)
@@ -368,7 +381,7 @@ void capprof_zone_end_token(uint64_t token)
   /* Not there any more: something popped it already, and counted it. A zone
   ** begun past the node cap sits on the overflow or sink node. */
   if (depth == 0 || g > t->top) return;
-  if (t->nodes[g->node].key != key && g->node != CP_NODE_OVERFLOW && g->node != CP_NODE_SINK)
+  if (t->nodes[g->node].key != key && !calltree_node_capped(t, g->node))
     return;
   os_errsave e = os_save_errors();
   close_to(t, g, now);

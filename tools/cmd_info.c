@@ -134,10 +134,17 @@ static void info_one(const struct cpd_dump *d)
     print_id(m);
     printf("\n      %s\n", sym ? sym_module_desc(sym, (int)i, desc, sizeof desc) : "?");
   }
-  sym_close(sym);
   uint64_t nodes = 0;
   for (uint32_t i = 0; i < d->nthreads; i++) nodes += d->threads[i].node_count;
   printf("threads:     %u, %" PRIu64 " nodes\n", d->nthreads, nodes);
+  if (d->ended_merged || d->ended_dropped)
+    printf("ended:       %s threads kept one by one, then %s merged into %u records"
+           " (by thread name and start function)%s\n",
+           fmt_count(d->ended_kept, a, sizeof a), fmt_count(d->ended_merged, b, sizeof b),
+           d->nmerges, d->ended_dropped ? "," : "");
+  if (d->ended_dropped)
+    printf("             %" PRIu64 " ended threads dropped: no memory to merge them\n",
+           d->ended_dropped);
   for (uint32_t i = 0; i < d->nthreads; i++) {
     const struct cpd_thread *t = &d->threads[i];
     uint64_t calls = 0;
@@ -150,12 +157,23 @@ static void info_one(const struct cpd_dump *d)
     if (t->lost_calls)
       printf(", %" PRIu64 " call%s lost past the node cap", t->lost_calls,
              t->lost_calls == 1 ? "" : "s");
+    const struct cpd_merge *m = cpd_thread_merge(d, i);
+    if (m && m->kind == CPD_MERGE_OTHERS) {
+      printf("\n      merged: %s ended threads (every other name and start function)",
+             fmt_count(m->threads, a, sizeof a));
+    } else if (m) {
+      struct sym_info si = { "?", NULL, 0, "" };
+      if (sym && m->start_key) sym_lookup(sym, m->start_key, &si);
+      printf("\n      merged: %s ended threads named \"%s\" that started in %s",
+             fmt_count(m->threads, a, sizeof a), t->name, m->start_key ? si.name : "-");
+    }
     putchar('\n');
     if (t->slow_calls)
       printf("      slow path: %s calls, %s left out of every time (lookups, growth)\n",
              fmt_count(t->slow_calls, a, sizeof a),
              fmt_ns(cpd_ticks_to_ns(d, (double)t->hidden_ticks), b, sizeof b));
   }
+  sym_close(sym);
   zone_print_info(stdout, d);
   print_intercept(d);
   print_sampling(d);

@@ -34,9 +34,33 @@ struct builder {
   uint32_t *merged_of;     /* per profile thread: its merged thread's index */
   uint32_t *func_key_lo;   /* per function: string index + 1, 0 if not yet */
   uint32_t *func_mod;      /* per function: module index + 1, 0 if none */
-  uint32_t cap_strings, cap_modules;
+  uint32_t cap_strings, cap_modules, cap_apis;
   int oom;
 };
+
+/* An intercepted library function of the merged dump: API id + 1, 0 on
+** failure (the function then gets a symbol key). */
+static uint32_t add_api(struct builder *b, const struct prof_func *fn)
+{
+  struct cpd_dump *d = b->d;
+  if (d->napis == b->cap_apis) {
+    uint32_t cap = b->cap_apis ? b->cap_apis * 2 : 64;
+    struct cpd_api *na = realloc(d->apis, cap * sizeof *na);
+    if (!na) { b->oom = 1; return 0; }
+    d->apis = na;
+    b->cap_apis = cap;
+  }
+  struct cpd_api *a = &d->apis[d->napis];
+  a->library = strdup(fn->module);
+  a->symbol = strdup(fn->name);
+  if (!a->library || !a->symbol) {
+    free(a->library);
+    free(a->symbol);
+    b->oom = 1;
+    return 0;
+  }
+  return ++d->napis;
+}
 
 static uint32_t add_string(struct builder *b, char *s)
 {
@@ -91,6 +115,10 @@ static uint64_t key_of(struct builder *b, const struct profile *p, uint32_t f)
 {
   const struct prof_func *fn = &p->funcs[f];
   if (fn->synthetic) return fn->key;
+  if (fn->api) {                    /* keeps its API key: report --api sees it */
+    if (!b->func_key_lo[f]) b->func_key_lo[f] = add_api(b, fn);
+    if (b->func_key_lo[f]) return CPD_KEY_API | (b->func_key_lo[f] - 1);
+  }
   if (!b->func_key_lo[f]) {
     char *s;
     if (fn->zone || !fn->file) {
@@ -168,6 +196,23 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
   d->timer_overhead = ns(timer / w);
   d->probe_inner_mt = ns(inner / w * 1000.0);
   d->probe_outer_mt = ns(outer / w * 1000.0);
+  /* Intercepted calls ('capprof run'): their probe costs, the same way. */
+  double aw = 0, ainner = 0, aouter = 0;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct prof_dump *pd = &p->dumps[k];
+    if (!pd->d->intercept.present) continue;
+    double c = (double)(pd->calls ? pd->calls : 1);
+    aw += c;
+    ainner += c * pd->api_inner_ns;
+    aouter += c * pd->api_outer_ns;
+  }
+  if (aw > 0) {
+    d->intercept.present = 1;
+    d->intercept.status = CPD_IS_ACTIVE;
+    d->intercept.inner_mt = ns(ainner / aw * 1000.0);
+    d->intercept.outer_mt = ns(aouter / aw * 1000.0);
+    d->intercept.spec = strdup("merged");
+  }
 }
 
 /* Zone mismatch counts of the source threads of merged thread out_thread,

@@ -410,7 +410,7 @@ int cmd_report(int argc, char **argv)
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     if (p->funcs[f].calls == 0) continue;        /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
-    calls += p->funcs[f].calls;
+    calls = cpd_sat_add(calls, p->funcs[f].calls);
     order[n++] = f;
   }
   sort_prof = p;

@@ -86,6 +86,7 @@ void cpd_free(struct cpd_dump *d)
   }
   free(d->sample_threads);
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
+  free(d->merges);
   free(d->strings);
   free(d->zone_issues);
   for (uint32_t i = 0; d->apis && i < d->napis; i++) {
@@ -198,6 +199,33 @@ static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, si
   return 0;
 }
 
+/* THREAD_MERGES: which thread records hold several ended threads. */
+static int parse_merges(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c), rec = c_u32(c);
+  d->ended_kept = c_u64(c);
+  d->ended_merged = c_u64(c);
+  d->ended_dropped = c_u64(c);
+  if (c->bad || rec < CPD_MERGE_RECORD_SIZE || rec > 4096 ||
+      (uint64_t)n * rec > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "thread merge count %u does not fit its section", n);
+  d->merges = calloc(n ? n : 1, sizeof *d->merges);
+  if (!d->merges) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    const unsigned char *p = c->p;
+    struct cpd_merge *m = &d->merges[i];
+    m->thread = cpd_get32(p);
+    m->kind = cpd_get32(p + 4);
+    m->threads = cpd_get64(p + 8);
+    m->start_key = cpd_get64(p + 16);
+    c->p += rec;
+    if (m->thread >= d->nthreads)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "thread merge %u: thread %u unknown", i, m->thread);
+    d->nmerges++;
+  }
+  return 0;
+}
+
 /* CALIBRATION (optional, docs/dump-format.md): per-thread slow-path time. */
 static int parse_calibration(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
 {
@@ -219,6 +247,13 @@ static int parse_calibration(struct cpd_dump *d, struct cursor *c, char *err, si
     d->threads[th].slow_calls = v[CPD_CAL_SLOW_CALLS];
   }
   return 0;
+}
+
+const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread)
+{
+  for (uint32_t i = 0; i < d->nmerges; i++)
+    if (d->merges[i].thread == thread) return &d->merges[i];
+  return NULL;
 }
 
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind)
@@ -430,7 +465,7 @@ const char *cpd_skip_reason_text(uint32_t reason)
 static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct section *nodes,
                          const unsigned char *data, char *err, size_t errlen)
 {
-  uint64_t total = nodes->size / CPD_NODE_SIZE, claimed = 0;
+  uint64_t total = nodes->size / CPD_NODE_SIZE, claimed = 0, calls_total = 0;
   uint32_t n = c_u32(c);
   if (c->bad || (uint64_t)n * THREAD_MIN > (uint64_t)(c->end - c->p))
     return fail(err, errlen, CAPPROF_ECORRUPT, "thread count %u does not fit its section", n);
@@ -471,6 +506,12 @@ static int parse_threads(struct cpd_dump *d, struct cursor *c, const struct sect
       nd->incl = cpd_get64(r + 24);
       nd->min = cpd_get64(r + 32);
       nd->max = cpd_get64(r + 40);
+      /* Every sum of call counts the tool makes from one dump stays below
+      ** 2^64 (sums over several dumps saturate: cpd_sat_add). */
+      if (nd->calls > UINT64_MAX - calls_total)
+        return fail(err, errlen, CAPPROF_ECORRUPT,
+                    "thread %u node %u: call counts add up to more than 2^64-1", i, k);
+      calls_total += nd->calls;
       if (k == 0 ? (nd->parent != CPD_NO_PARENT || nd->key != CPD_KEY_ROOT)
                  : nd->parent >= k)
         return fail(err, errlen, CAPPROF_ECORRUPT,
@@ -498,6 +539,17 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
               char *err, size_t errlen)
 {
   *out = NULL;
+  /* The runtime writes the header last, over zeros: a file that starts with
+  ** zeros is a dump whose writer was killed (NAME.capprof.tmpXXXX). */
+  size_t lead = 0;
+  while (lead < size && lead < CPD_HEADER_SIZE && data[lead] == 0) lead++;
+  if (size == 0)
+    return fail(err, errlen, CAPPROF_ETRUNC,
+                "empty file (an interrupted dump, or not a dump)");
+  if (lead == size || lead == CPD_HEADER_SIZE)
+    return fail(err, errlen, CAPPROF_ETRUNC,
+                "an interrupted dump: the process writing it ended before it finished"
+                " (%zu bytes, no header)", size);
   if (size < CPD_MAGIC_LEN || memcmp(data, CPD_MAGIC, CPD_MAGIC_LEN) != 0)
     return fail(err, errlen, CAPPROF_EFORMAT, "not a capprof dump (bad magic)");
   if (size < CPD_HEADER_SIZE)
@@ -582,6 +634,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
                        errlen);
   if (!rc && want[CPD_SEC_ZONE_ISSUES])
     rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
+  if (!rc && want[CPD_SEC_THREAD_MERGES])
+    rc = parse_merges(d, SECTION_CURSOR(CPD_SEC_THREAD_MERGES), err, errlen);
   for (uint32_t i = 0; !rc && i < nsec; i++)       /* CALIBRATION: the first one */
     if (sec[i].type == CPD_SEC_CALIBRATION) {
       c.p = data + sec[i].off;

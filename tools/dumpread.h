@@ -83,6 +83,14 @@ struct cpd_zone_issue {
   uint64_t n[CPD_ZI_KINDS];         /* count per CPD_ZI_* kind */
 };
 
+/* A THREADS record that holds several ended threads (THREAD_MERGES). */
+struct cpd_merge {
+  uint32_t thread;                  /* index in threads */
+  uint32_t kind;                    /* CPD_MERGE_* */
+  uint64_t threads;                 /* ended threads merged into it */
+  uint64_t start_key;               /* their first call's key, 0 if mixed */
+};
+
 /* An intercepted library function (API section): key CPD_KEY_API | id. */
 struct cpd_api {
   char *library;                    /* module base name, e.g. "libc.so.6" */
@@ -129,6 +137,9 @@ struct cpd_dump {
   char **strings;
   uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
   struct cpd_zone_issue *zone_issues;
+  uint32_t nmerges;                 /* merge groups among threads */
+  struct cpd_merge *merges;
+  uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */
   uint32_t napis;                   /* API ids; absent section: 0 */
   struct cpd_api *apis;             /* indexed by id */
   struct cpd_intercept intercept;
@@ -154,6 +165,15 @@ double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
 
 /* Total of mismatch kind (CPD_ZI_*) for zone name index zone, over threads. */
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
+
+/* The merge record of thread index thread, or NULL for one thread's record. */
+const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
+/* a + b, or UINT64_MAX when it would not fit: counts summed over several
+** dumps saturate instead of wrapping (one dump's total is checked on load). */
+static inline uint64_t cpd_sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
 const char *cpd_intercept_status_text(uint32_t status);

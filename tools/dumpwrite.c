@@ -41,7 +41,7 @@ static void put_bytes(struct buf *b, const void *s, size_t n)
 
 static void put_str(struct buf *b, const char *s) { put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
 
-struct table { unsigned char e[16][CPD_SECTION_SIZE]; int n; };
+struct table { unsigned char e[24][CPD_SECTION_SIZE]; int n; };
 
 static void section(struct table *t, uint32_t type, size_t start, size_t end)
 {
@@ -206,6 +206,28 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       }
     }
     section(&t, CPD_SEC_SAMPLE_STACKS, s, b.len);
+  }
+
+  if (d->napis || d->intercept.present) {      /* 'capprof run' */
+    s = b.len;
+    put32(&b, d->napis);
+    for (uint32_t i = 0; i < d->napis; i++) {
+      put32(&b, i);
+      put32(&b, 0);
+      put_str(&b, d->apis[i].library);
+      put_str(&b, d->apis[i].symbol);
+    }
+    section(&t, CPD_SEC_API, s, b.len);
+    s = b.len;
+    put32(&b, d->intercept.status);
+    put32(&b, 0);
+    put64(&b, d->intercept.modules);
+    put64(&b, d->intercept.slots);
+    put64(&b, d->intercept.unrecorded);
+    put64(&b, d->intercept.inner_mt);
+    put64(&b, d->intercept.outer_mt);
+    put_str(&b, d->intercept.spec ? d->intercept.spec : "");
+    section(&t, CPD_SEC_INTERCEPT, s, b.len);
   }
 
   uint32_t cal = 0;

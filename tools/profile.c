@@ -778,8 +778,8 @@ void prof_free(struct profile *p)
 
 static void add_times(struct prof_node *o, const struct prof_node *s, int first)
 {
-  o->calls += s->calls;
-  o->desc_calls += s->desc_calls;
+  o->calls = cpd_sat_add(o->calls, s->calls);
+  o->desc_calls = cpd_sat_add(o->desc_calls, s->desc_calls);
   o->flags |= s->flags & CPD_NODE_OPEN;
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
@@ -808,7 +808,7 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
   out->nodes[0].func = n ? p->threads[idx[0]].nodes[0].func : 0;
   for (uint32_t k = 0; k < n; k++) {
     const struct prof_thread *t = &p->threads[idx[k]];
-    out->lost_calls += t->lost_calls;
+    out->lost_calls = cpd_sat_add(out->lost_calls, t->lost_calls);
     out->open_calls += t->open_calls;
     out->sampled = k == 0 ? t->sampled : out->sampled && t->sampled;
     if (k == 0) out->sample_ns = t->sample_ns;
@@ -910,7 +910,7 @@ void prof_flat(struct profile *p)
       const struct prof_node *s = &t->nodes[i];
       struct prof_func *f = &p->funcs[s->func];
       int first = seen ? !seen[s->func] : 0;
-      f->calls += s->calls;
+      f->calls = cpd_sat_add(f->calls, s->calls);
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
       f->incl_all += s->t.incl;

@@ -151,7 +151,7 @@ int run_program(const struct run_opts *o)
     DWORD e = GetLastError();
     free(cmd);
     if (ready) CloseHandle(ready);
-    tool_error("run: cannot start %s: %s", o->argv[0], win_error(e, err, sizeof err));
+    tool_error("cannot run %s: %s", o->argv[0], win_error(e, err, sizeof err));
     return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? 127 : 126;
   }
   free(cmd);

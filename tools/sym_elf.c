@@ -176,7 +176,7 @@ static void build_cus(struct elf_module *em)
       em->cus[em->ncus++] = (struct cu_range){ start + bias, end + bias, bias, *cu };
     }
   }
-  qsort(em->cus, em->ncus, sizeof *em->cus, by_lo);
+  if (em->ncus) qsort(em->cus, em->ncus, sizeof *em->cus, by_lo);   /* cus may be NULL */
 }
 
 /* The source line of Dwfl address q through the unit ranges; NULL if none. */

@@ -51,14 +51,17 @@ extern "C" {
   X(ETRUNC,   -8,  "dump is truncated")                                   \
   X(ECORRUPT, -9,  "dump is corrupt")                                     \
   X(ENOENT,  -10,  "no such file or directory")                           \
-  X(ELIMIT,  -11,  "size limit exceeded")                                \
-  X(ENOTSUP, -12,  "not supported on this machine")
+  X(ELIMIT,  -11,  "size limit exceeded")                                 \
+  X(EACCES,  -12,  "permission denied")                                   \
+  X(ENOSPC,  -13,  "no space left on device")                             \
+  X(EBUSY,   -14,  "the runtime lock is held")                            \
+  X(ENOTSUP, -15,  "not supported on this machine")
 
 enum capprof_error {
 #define CAPPROF_ERR_ENUM_(name, value, text) CAPPROF_##name = value,
   CAPPROF_ERRNO_MAP(CAPPROF_ERR_ENUM_)
 #undef CAPPROF_ERR_ENUM_
-  CAPPROF_ERR_LAST_ = -13
+  CAPPROF_ERR_LAST_ = -16
 };
 
 /* Text for a CAPPROF_E* code; never NULL. */

@@ -68,6 +68,7 @@ void __cyg_profile_func_exit(void *fn, void *site)
 __attribute__((constructor)) CP_NOINSTR static void capprof_start(void)
 {
   runtime_init();
+  runtime_report_pending();
 }
 
 /* Runs after atexit handlers and C++ static destructors of the program. */

@@ -7,12 +7,17 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -48,6 +53,11 @@ void os_release(void *addr, size_t size)
   if (addr) munmap(addr, size);
 }
 
+void os_decommit(void *addr, size_t size)
+{
+  mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
 size_t os_page_size(void)
 {
   static size_t page;
@@ -60,9 +70,22 @@ size_t os_page_size(void)
 struct cp_thread *os_get_thread(void) { return posix_tls; }
 void os_set_thread(struct cp_thread *t) { posix_tls = t; }
 
+/* pthread key destructors run in rounds (up to PTHREAD_DESTRUCTOR_ITERATIONS)
+** while any key has a value: this one re-arms itself until the last round,
+** so that the destructors of other keys, which may call instrumented code,
+** are recorded; then the thread's state is retired (no hook of the thread
+** runs after that, or it is ignored). C++ thread_local destructors run
+** before any key destructor. */
 static void thread_exit_cb(void *p)
 {
-  runtime_thread_exit(p);
+  struct cp_thread *t = p;
+  if (t->exit_rounds + 1 < PTHREAD_DESTRUCTOR_ITERATIONS &&
+      pthread_setspecific(exit_key, t) == 0) {
+    t->exit_rounds++;
+    return;
+  }
+  runtime_thread_exit(t);
+  runtime_thread_retire(t);
 }
 
 int os_thread_register(struct cp_thread *t)
@@ -77,6 +100,11 @@ uint64_t os_parent_process_id(void) { return (uint64_t)getppid(); }
 int os_thread_name(uint64_t tid, char *buf, size_t n)
 {
   char path[64];
+  if (tid == (uint64_t)syscall(SYS_gettid) && n >= 16) {   /* one system call */
+    if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0) return CAPPROF_EIO;
+    buf[15] = '\0';
+    return 0;
+  }
   snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return CAPPROF_ENOENT;
@@ -88,8 +116,62 @@ int os_thread_name(uint64_t tid, char *buf, size_t n)
   return 0;
 }
 
-void os_lock(void) { pthread_mutex_lock(&runtime_lock); }
-void os_unlock(void) { pthread_mutex_unlock(&runtime_lock); }
+/* The lock holder's signal mask from before os_lock, and who holds it.
+** Written only by the holder, under the lock. */
+static sigset_t lock_saved_mask;
+static pthread_t lock_owner;
+static volatile int lock_held;
+
+static void block_all(sigset_t *old)
+{
+  sigset_t all;
+  sigfillset(&all);            /* glibc keeps its internal signals open */
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void lock_taken(const sigset_t *old)
+{
+  lock_saved_mask = *old;
+  lock_owner = pthread_self();
+  lock_held = 1;
+}
+
+void os_lock(void)
+{
+  sigset_t old;
+  block_all(&old);
+  pthread_mutex_lock(&runtime_lock);
+  lock_taken(&old);
+}
+
+void os_unlock(void)
+{
+  sigset_t old = lock_saved_mask;
+  lock_held = 0;
+  pthread_mutex_unlock(&runtime_lock);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Signals are blocked under the lock, so only a synchronous signal (a fault
+** inside the runtime) can bring the holder here; another holder is a thread
+** still dumping, given a few seconds. */
+int os_lock_at_exit(void)
+{
+  if (lock_held && pthread_equal(lock_owner, pthread_self())) return CAPPROF_EBUSY;
+  sigset_t old;
+  block_all(&old);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  int rc;
+  while ((rc = pthread_mutex_timedlock(&runtime_lock, &until)) == EINTR) {}
+  if (rc != 0) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return CAPPROF_EBUSY;
+  }
+  lock_taken(&old);
+  return 0;
+}
 
 /* ---- clocks ------------------------------------------------------------------ */
 
@@ -123,7 +205,11 @@ os_errsave os_save_errors(void)
 
 void os_restore_errors(os_errsave s) { errno = s.err; }
 
-const char *os_getenv(const char *name) { return getenv(name); }
+/* secure_getenv: NULL in a setuid/setgid process, whose environment comes
+** from a less privileged caller. */
+const char *os_getenv(const char *name) { return secure_getenv(name); }
+
+int os_is_privileged(void) { return getauxval(AT_SECURE) != 0; }
 
 void os_report(const char *msg)
 {
@@ -290,7 +376,10 @@ static int retire_cb(struct dl_phdr_info *info, size_t size, void *data)
   return 1;
 }
 
-/* The interposer: weak, so that a program with its own dlclose keeps it. */
+/* The interposer: weak, so that a program with its own dlclose keeps it.
+** Signals stay blocked until the real dlclose returns: a handler that ran
+** exit() in between would have the exit-time dump walk a library that is
+** half unmapped (dl_iterate_phdr still lists it in this thread). */
 __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle)
 {
   static int (*next)(void *);
@@ -298,7 +387,10 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
   if (!next) return -1;
   struct link_map *lm = NULL;
   void *volatile h = handle;       /* declared nonnull, but callers err */
-  if (!cp_g.disabled && h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+  if (cp_g.disabled) return next(handle);
+  sigset_t old;
+  block_all(&old);
+  if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
     os_errsave e = os_save_errors();
     os_lock();
     size_t bytes = RETIRED_MAX * sizeof *retired;
@@ -310,7 +402,11 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
     os_unlock();
     os_restore_errors(e);
   }
-  return next(handle);
+  int rc = next(handle);
+  os_errsave e = os_save_errors();
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  os_restore_errors(e);
+  return rc;
 }
 
 /* _exit and _Exit skip the destructor that writes the dump: a shell, or a
@@ -376,13 +472,17 @@ static int map_errno(int e)
   case ENOENT: case ENOTDIR: return CAPPROF_ENOENT;
   case ENOMEM: return CAPPROF_ENOMEM;
   case EINVAL: case ENAMETOOLONG: return CAPPROF_EINVAL;
+  case EACCES: case EPERM: case EROFS: return CAPPROF_EACCES;
+  case ENOSPC: case EDQUOT: return CAPPROF_ENOSPC;
+  case EFBIG: return CAPPROF_ELIMIT;
   default: return CAPPROF_EIO;
   }
 }
 
 int os_file_create(const char *path, os_file *f)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  /* A privileged process's dump holds data its caller may not read. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, cp_g.secure ? 0600 : 0644);
   if (fd < 0) return map_errno(errno);
   *f = fd;
   return 0;
@@ -436,6 +536,12 @@ int os_file_publish(const char *tmp, const char *path)
 }
 
 void os_file_remove(const char *path) { unlink(path); }
+
+int os_random(void *buf, size_t n)
+{
+  ssize_t k = getrandom(buf, n, GRND_NONBLOCK);
+  return k == (ssize_t)n ? 0 : CAPPROF_EIO;
+}
 
 int os_is_directory(const char *path)
 {

@@ -4,7 +4,9 @@
 ** signal; where perf_event_open is refused, a per-thread CPU-time POSIX timer
 ** (timer_create, SIGEV_THREAD_ID) with the same signal. The handler reads the
 ** interrupted registers and hands them to sample_hit (sample.c). Threads
-** started later get their events from an interposed pthread_create.
+** started later get their events from sampler_thread_begin: called by the
+** pthread_create interposer of libcapprof.so (perf_thread.c) and by a
+** hooked thread's first hook.
 **
 ** The signal: a real-time signal nobody has a handler for, from SIGRTMAX-3
 ** down (CAPPROF_SAMPLE_SIGNAL=N chooses one). Signals of that number that are
@@ -50,7 +52,8 @@ static uint32_t nevents;
 static uint8_t fd_slot[FD_SLOTS];     /* fd -> session slot + 1; 0: not ours */
 static int sample_signal;             /* 0 until the handler is installed */
 static struct sigaction previous;     /* the action we replaced, for chaining */
-static volatile int ever_started;     /* pthread_create starts threads through us */
+volatile int sampler_ever_started;    /* pthread_create starts threads through us */
+#define ever_started sampler_ever_started
 static pthread_key_t exit_key;
 static int no_perf = -1;              /* CAPPROF_SAMPLE_NO_PERF: act as if refused */
 
@@ -399,9 +402,12 @@ static void thread_end(void *p)
   os_unlock();
 }
 
-/* A new thread: its stack bounds, then an event for every running session. */
-static void thread_begin(void)
+/* A new thread: its stack bounds, then an event for every running session.
+** Called by the pthread_create interposer (perf_thread.c, in libcapprof.so)
+** and by a hooked thread's first hook (runtime_thread_slow). */
+void sampler_thread_begin(void)
 {
+  if (!ever_started) return;
   note_stack();
   pthread_setspecific(exit_key, (void *)1);
   uint64_t tid = gettid_raw();
@@ -411,36 +417,6 @@ static void thread_begin(void)
     if (s->used && s->running) open_for_thread(s, tid);
   }
   os_unlock();
-}
-
-struct start { void *(*fn)(void *); void *arg; };
-
-static void *start_thread(void *p)
-{
-  struct start a = *(struct start *)p;
-  free(p);
-  thread_begin();
-  return a.fn(a.arg);
-}
-
-/* Interposed (weak, so a program's own definition wins): once sampling has
-** started, new threads begin in start_thread. Otherwise a plain call. */
-__attribute__((weak, visibility("default"))) CP_NOINSTR
-int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
-  static int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-  if (!next) {
-    next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
-               dlsym(RTLD_NEXT, "pthread_create");
-    if (!next) return EAGAIN;
-  }
-  struct start *a = ever_started ? malloc(sizeof *a) : NULL;
-  if (!a) return next(th, attr, fn, arg);
-  a->fn = fn;
-  a->arg = arg;
-  int rc = next(th, attr, start_thread, a);
-  if (rc) free(a);
-  return rc;
 }
 
 /* ---- sessions ------------------------------------------------------------------- */

@@ -349,6 +349,9 @@ int sampler_set_interval(struct sample_session *s)
 
 void sampler_fork_child(void) {}     /* no fork on Windows */
 
+/* The sampler thread finds new threads itself (Toolhelp snapshots). */
+void sampler_thread_begin(void) {}
+
 int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 {
   HMODULE m = NULL;

@@ -50,6 +50,11 @@ void os_release(void *addr, size_t size)
   if (addr) VirtualFree(addr, 0, MEM_RELEASE);
 }
 
+void os_decommit(void *addr, size_t size)
+{
+  VirtualFree(addr, size, MEM_DECOMMIT);
+}
+
 size_t os_page_size(void)
 {
   static size_t page;
@@ -170,6 +175,13 @@ void os_unlock(void)
   ReleaseSRWLockExclusive(&runtime_lock);
 }
 
+/* Windows has no signals; os_lock already gives up during ExitProcess. */
+int os_lock_at_exit(void)
+{
+  os_lock();
+  return 0;
+}
+
 int win_shutting_down(void)
 {
   return dll_shutdown_in_progress && dll_shutdown_in_progress();
@@ -239,6 +251,23 @@ void os_restore_errors(os_errsave s)
   errno = s.err;
   SetLastError((DWORD)s.winerr);
 }
+
+/* Not from a cryptographic source (that needs bcrypt.dll): the high-
+** resolution counter, ids and an address, mixed by dump_write. */
+int os_random(void *buf, size_t n)
+{
+  LARGE_INTEGER c;
+  QueryPerformanceCounter(&c);
+  uint64_t v[3] = { (uint64_t)c.QuadPart,
+                    (uint64_t)GetCurrentProcessId() << 32 | GetCurrentThreadId(),
+                    (uint64_t)(uintptr_t)&c };
+  memset(buf, 0, n);
+  memcpy(buf, v, n < sizeof v ? n : sizeof v);
+  return CAPPROF_EIO;            /* not random: the caller mixes its own */
+}
+
+/* No setuid on Windows: a process's environment is its own user's. */
+int os_is_privileged(void) { return 0; }
 
 /* Read with the API rather than getenv: the C runtime may not be initialised
 ** yet when the first hook fires. Values are UTF-8, in a ring of buffers: each
@@ -481,6 +510,9 @@ static int map_error(DWORD e)
   case ERROR_NOT_ENOUGH_MEMORY: case ERROR_OUTOFMEMORY: return CAPPROF_ENOMEM;
   case ERROR_INVALID_NAME: case ERROR_FILENAME_EXCED_RANGE:
   case ERROR_INVALID_PARAMETER: return CAPPROF_EINVAL;
+  case ERROR_ACCESS_DENIED: case ERROR_WRITE_PROTECT: case ERROR_SHARING_VIOLATION:
+    return CAPPROF_EACCES;
+  case ERROR_DISK_FULL: case ERROR_HANDLE_DISK_FULL: return CAPPROF_ENOSPC;
   default: return CAPPROF_EIO;
   }
 }

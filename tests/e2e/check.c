@@ -3,6 +3,8 @@
 ** its nodes through a map file the test program wrote ("name 0xaddress" per
 ** line), and checks expectations, one per line of the expect file:
 **   threads N          the dump has N threads
+**   total a N          the nodes named a, in every thread, have N calls in all
+**   merged-at-least N  at least N ended threads were merged (THREAD_MERGES)
 **   thread NAME        later lines look at the thread with that name
 **   path a;b;c N       the node at call path a->b->c has exactly N calls
 **   none a;b           no node at that path (after the selected thread's root)
@@ -10,6 +12,7 @@
 **   chain f N          the longest chain f->f->...->f has N levels, 1 call each
 **   nodes-at-least N   the thread has at least N nodes
 **   consistent         every node's children's inclusive sum <= its inclusive
+**   root-time-within-run  the thread's top-level calls last no longer than the run
 **   module NAME        the module map has a module whose path contains NAME
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
@@ -119,6 +122,15 @@ int main(int argc, char **argv)
       if (!found) fail(ln, "no module %s in the module map", arg);
     } else if (!strcmp(op, "threads")) {
       if (d->nthreads != strtoull(arg, NULL, 10)) fail(ln, "%u threads, expected %s", d->nthreads, arg);
+    } else if (!strcmp(op, "total")) {
+      uint64_t sum = 0;
+      for (uint32_t th = 0; th < d->nthreads; th++)
+        for (uint32_t i = 1; i < d->threads[th].node_count; i++)
+          if (!strcmp(name_of(d->threads[th].nodes[i].key), arg)) sum += d->threads[th].nodes[i].calls;
+      if (sum != n) fail(ln, "%s has %" PRIu64 " calls in all threads, expected %llu", arg, sum, n);
+    } else if (!strcmp(op, "merged-at-least")) {
+      if (d->ended_merged < strtoull(arg, NULL, 10) || !d->nmerges)
+        fail(ln, "%" PRIu64 " ended threads merged into %u records", d->ended_merged, d->nmerges);
     } else if (!strcmp(op, "thread")) {
       t = NULL;
       for (uint32_t i = 0; i < d->nthreads; i++)
@@ -155,6 +167,13 @@ int main(int argc, char **argv)
         if (len > best) best = len;
       }
       if (best != n) fail(ln, "longest %s chain is %llu levels, expected %llu", arg, best, n);
+    } else if (!strcmp(op, "root-time-within-run")) {
+      /* The calls below the root add up to no more than the run lasted. */
+      uint64_t sum = 0;
+      for (uint32_t i = 1; i < t->node_count; i++)
+        if (t->nodes[i].parent == 0) sum += t->nodes[i].incl;
+      double ns = cpd_ticks_to_ns(d, (double)sum), run = (double)(d->dump_ns - d->start_ns);
+      if (ns > run * 1.01 + 1e6) fail(ln, "calls below the root last %.0f ns, the run %.0f ns", ns, run);
     } else if (!strcmp(op, "nodes-at-least")) {
       if (t->node_count < strtoull(arg, NULL, 10)) fail(ln, "%u nodes", t->node_count);
     } else if (!strcmp(op, "consistent")) {

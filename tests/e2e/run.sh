@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD SRC CC static|shared NAME -- build tests/e2e/NAME.c (or .cpp)
+# run.sh BUILD SRC CC static|shared|fullstatic NAME -- build tests/e2e/NAME.c (or .cpp)
 # with CC and its function hooks (and CAPPROF_ENABLED, for zones), link it
 # with libcapprof, run it, and check its dump against NAME.expect. A file
 # NAME_noinstr.c is compiled without hooks.
@@ -20,27 +20,32 @@ srcfile=$e2e/$name.c
 if [ -f "$e2e/$name.cpp" ]; then compiler=$cxx srcfile=$e2e/$name.cpp; fi
 # A program that says "e2e: no hooks" is built without them (zones only).
 if grep -q 'e2e: no hooks' "$srcfile"; then hooks=; fi
+san=$(cat "$build/sanitize-flags" 2>/dev/null || true)   # a sanitized build's flags
 objs=
-"$compiler" -O1 -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
+"$compiler" $san -O1 -DCAPPROF_ENABLED -g -I"$src/include" -I"$e2e" $hooks -c "$srcfile" -o main.o
 objs=main.o
 if [ -f "$e2e/${name}_noinstr.c" ]; then
-  "$cc" -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
+  "$cc" $san -O1 -g -I"$src/include" -I"$e2e" -c "$e2e/${name}_noinstr.c" -o noinstr.o
   objs="$objs noinstr.o"
 fi
 if [ -f "$e2e/${name}_lib.c" ]; then      # an instrumented library it dlopens
-  "$cc" -O1 -g -fPIC -shared -I"$src/include" -I"$e2e" $hooks "$e2e/${name}_lib.c" \
+  "$cc" $san -O1 -g -fPIC -shared -I"$src/include" -I"$e2e" $hooks "$e2e/${name}_lib.c" \
     -o "lib${name}_lib.so"
 fi
 if [ "$link" = shared ]; then
   lib="-L$build -lcapprof -Wl,-rpath,$build"
+elif [ "$link" = fullstatic ]; then      # static libc too: no dlsym behind us
+  lib="-static $build/libcapprof.a"
 else
   lib="$build/libcapprof.a"
 fi
 # shellcheck disable=SC2086
-"$compiler" -o prog $objs $lib -lpthread -ldl
+"$compiler" $san -o prog $objs $lib -lpthread -ldl
 
 status=0
-E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
+vars=$(cat "$e2e/$name.env" 2>/dev/null || true)    # NAME.env: VAR=value ... for the run
+# shellcheck disable=SC2086
+env $vars E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
 pid=$!
 wait $pid || status=$?
 if [ $status -ne 0 ]; then
@@ -50,7 +55,9 @@ if [ -s stderr.txt ]; then echo "unexpected stderr:"; cat stderr.txt; exit 1; fi
 
 dump=$work/prog.$pid.capprof
 [ -f "$dump" ] || { echo "no dump $dump"; ls; exit 1; }
-"$build/tests/e2e_check" "$dump" map "$e2e/$name.expect"
+expect=$e2e/$name.expect                 # a variant for one compiler and link
+[ -f "$e2e/$name.$(basename "$cc").$link.expect" ] && expect=$e2e/$name.$(basename "$cc").$link.expect
+"$build/tests/e2e_check" "$dump" map "$expect"
 if [ -f "$e2e/$name.child.expect" ]; then
   child=$(ls "$work"/prog.*.capprof | grep -v "prog.$pid.capprof" | head -n 1)
   [ -n "$child" ] || { echo "no dump from the child process"; exit 1; }

@@ -24,9 +24,12 @@ expect() {   # expect FILE: check the only dump against FILE
 }
 
 case $case in
-apicalls|apicalls_now)
+apicalls|apicalls_now|apicalls_noplt)
   # Uninstrumented: every intercepted call directly under each thread's root.
-  $cc -O1 -g -fno-builtin -o prog "$here/apicalls.c" -lm -lpthread
+  # Lazy binding (JUMP_SLOT), immediate binding, and -fno-plt (GLOB_DAT).
+  flags=
+  [ $case = apicalls_noplt ] && flags=-fno-plt
+  $cc -O1 -g -fno-builtin $flags -o prog "$here/apicalls.c" -lm -lpthread
   [ $case = apicalls_now ] && export LD_BIND_NOW=1     # immediate binding
   RUN_EXPECT=exp.txt "$capprof" run -q -o "$out" -- ./prog > stdout.txt
   grep -q '^total' stdout.txt || fail "program output lost"
@@ -70,6 +73,9 @@ tree)
     echo "$n" >> counts.txt
   done
   [ "$(sort counts.txt | tr '\n' ' ')" = "2 3 " ] || fail "getpid counts $(cat counts.txt)"
+  "$capprof" merge -o merged.out "$work"/forker.*.capprof
+  "$capprof" report --api merged.out | grep -Eq '^ +5 .* getpid$' ||
+    fail "merged dump: report --api does not count 2 + 3 getpid calls"
   rm -f "$work"/*.capprof
   printf './small 3\n./small 4 0\nexit 0\n' > script.sh
   "$capprof" run -o "$out" -- sh script.sh 2> stderr.txt

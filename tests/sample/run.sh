@@ -83,6 +83,12 @@ threads8)
   $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
   check threads8 threads8.*.capprof
   ;;
+threads8_hooked)    # with hooks, static runtime: each thread's first hook opens its events
+  gcc -O1 -g -finstrument-functions "$here/threads8.c" "$build/libcapprof.a" -lpthread -ldl \
+    -o threads8
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
+  check threads8 threads8.*.capprof
+  ;;
 fork)
   $plain "$here/forker.c" -o forker
   $run --sample -- ./forker > out.txt

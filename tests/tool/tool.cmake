@@ -27,7 +27,7 @@ add_executable(tool_gen_dump ${TOOL_TESTS}/gen_dump.c)
 target_link_libraries(tool_gen_dump PRIVATE capprof_model)
 
 add_test(NAME tool_e2e COMMAND sh ${TOOL_TESTS}/e2e.sh $<TARGET_FILE:capprof_tool>
-  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e
+  "${CMAKE_C_COMPILER}${CAPPROF_SANITIZE_CC_SUFFIX}" $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_e2e
   $<TARGET_FILE:tool_gen_dump>)
 
 add_test(NAME tool_ui COMMAND sh ${TOOL_TESTS}/ui.sh $<TARGET_FILE:capprof_tool>

@@ -149,10 +149,15 @@ static void test_node_cap_overflow(void **state)
   in(D, 800); out(D, 800);
   out(B, 900); out(A, 1000);
   assert_ptr_equal(t->top, t->frames);
-  assert_int_equal(t->nnodes, CP_FIRST_NODE + 2);
-  assert_int_equal(t->nodes[CP_NODE_OVERFLOW].calls, 2);   /* C, and D under B */
+  /* Past the cap, new paths go to an overflow node under the path where the
+  ** cap was hit (B), not beside main: its time stays inside B's. */
+  assert_int_equal(t->nnodes, CP_FIRST_NODE + 3);
+  uint32_t ov = path(A, B, CPD_KEY_OVERFLOW, 0);
+  assert_int_equal(calls(ov), 2);                          /* C, and D under B */
+  assert_int_equal(t->nodes[CP_NODE_OVERFLOW].calls, 0);
   assert_int_equal(t->nodes[CP_NODE_SINK].calls, 1);       /* D under C */
   assert_int_equal(calls(path(A, B, 0)), 1);
+  assert_true(t->nodes[ov].incl <= t->nodes[path(A, B, 0)].incl);
   calltree_free(t);
   t = saved;
 }

@@ -285,7 +285,7 @@ awk -v h="$heavy" -v l="$light" 'BEGIN { r = h / l; printf "heavy %d light %d ra
   || fail "sample_spin: the samples do not follow the work (want a ratio of 1.5 .. 6)"
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
-CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/zone.c src/calib_probe.c
+CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/ended.c src/zone.c src/calib_probe.c
   src/sample.c src/intercept.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their

@@ -1,0 +1,26 @@
+# Runtime hardening tests (issue 11), tests/harden/: exits from signal
+# handlers, setuid programs, static programs, thread churn, the node cap and
+# dump-file failures. Included from tests/CMakeLists.txt.
+set(HARDEN_TESTS ${CMAKE_CURRENT_LIST_DIR})
+find_program(CAPPROF_GCC_H gcc)
+
+add_test(NAME harden.signal_exit_never_hangs
+  COMMAND sh ${HARDEN_TESTS}/signal_exit.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+          ${CAPPROF_GCC_H})
+
+add_test(NAME harden.setuid_ignores_environment
+  COMMAND sh ${HARDEN_TESTS}/setuid.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+set_tests_properties(harden.setuid_ignores_environment PROPERTIES SKIP_RETURN_CODE 77)
+
+add_test(NAME harden.dump_files
+  COMMAND sh ${HARDEN_TESTS}/dumpfiles.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+
+add_test(NAME harden.thread_churn
+  COMMAND sh ${HARDEN_TESTS}/churn.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${CAPPROF_GCC_H})
+
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND AND TARGET capprof_tool)
+  add_test(NAME harden.big_counts_never_wrap
+    COMMAND ${Python3_EXECUTABLE} ${HARDEN_TESTS}/bigcounts.py $<TARGET_FILE:capprof_tool>
+            $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/harden-work/bigcounts)
+endif()
