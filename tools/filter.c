@@ -144,7 +144,7 @@ int filter_apply(struct profile *p, const struct filter *f)
     if (!n) return tool_error("no thread has the id or name '%s'", f->thread);
   }
   if (!f->nfocus && !f->nhide && !(f->min_ns > 0)) {
-    prof_flat(p);
+    if (f->thread) prof_flat(p);            /* else prof_load_all's stands */
     return 0;
   }
   int any_focus = 0, any_hide = 0;

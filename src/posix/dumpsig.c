@@ -108,7 +108,8 @@ static void on_term_signal(int sig)
 static void report_dump(int rc, const char *path, const char *why)
 {
   char msg[1400];
-  if (rc == 0 && !os_getenv("CAPPROF_VERBOSE")) return;
+  const char *v = os_getenv("CAPPROF_VERBOSE");
+  if (rc == 0 && !(v && *v && strcmp(v, "0"))) return;
   strcpy(msg, rc ? "capprof: cannot write dump " : "capprof: wrote ");
   strncat(msg, path, 1100);
   if (rc) {
@@ -137,12 +138,14 @@ static void *dump_thread(void *arg)
     int timeout = -1;
     if (interval_ns) {
       uint64_t now = os_monotonic_ns();
-      timeout = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
+      uint64_t ms = now >= next ? 0 : (next - now + 999999) / 1000000;
+      timeout = ms > 1000000000 ? 1000000000 : (int)ms;   /* long intervals: wake, sleep on */
     }
     struct pollfd p = { req[0], POLLIN, 0 };
     int r = poll(&p, 1, timeout);
     if (r < 0) continue;                  /* EINTR cannot happen: all blocked */
     if (r == 0) {
+      if (os_monotonic_ns() < next) continue;
       dump_now("CAPPROF_DUMP_INTERVAL");
       next += interval_ns;
       if (next < os_monotonic_ns()) next = os_monotonic_ns() + interval_ns;

@@ -65,7 +65,11 @@ struct stub_rec {
   unsigned char *code;
 };
 
-struct pending { uintptr_t *slot; unsigned char *code; };
+struct pending {
+  uintptr_t *slot;
+  unsigned char *code;
+  const char *lib, *name;              /* for the skip record if it fails */
+};
 
 /* All under plt_lock, except the chunk ranges, read by is_stub. */
 static pthread_mutex_t plt_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -283,27 +287,24 @@ static uintptr_t resolve(const struct mod *m, const char *name, const char *ver)
 
 struct range { uintptr_t lo, hi; };
 
-/* Write the pending slots: stubs sealed first, RELRO opened around them. */
-static void flush(const struct range *relro, const char *modname, uint64_t *patched)
+/* Write the pending slots: stubs sealed first, RELRO opened around them.
+** A slot whose page cannot be made writable is left alone and counted. */
+static void flush(const struct range *relro, uint64_t *patched)
 {
-  (void)modname;
   if (!npend) return;
   seal_chunk();
   int opened = 0, failed = 0;
   for (unsigned i = 0; i < npend; i++) {
     uintptr_t a = (uintptr_t)pend[i].slot;
-    if (a >= relro->lo && a < relro->hi && !opened && !failed) {
+    int in_relro = a >= relro->lo && a < relro->hi;
+    if (in_relro && !opened && !failed) {
       if (mprotect((void *)relro->lo, relro->hi - relro->lo, PROT_READ | PROT_WRITE) == 0)
         opened = 1;
       else
         failed = 1;
     }
-    if (failed && a >= relro->lo && a < relro->hi) {
-      Dl_info info;
-      const char *lib = "?", *sym = "?";
-      if (dladdr(*pend[i].slot == 0 ? NULL : (void *)*pend[i].slot, &info) && info.dli_fname)
-        lib = base_name(info.dli_fname);
-      intercept_skip(CPD_SKIP_PROTECT, lib, sym);
+    if (in_relro && failed) {
+      intercept_skip(CPD_SKIP_PROTECT, pend[i].lib, pend[i].name);
       continue;
     }
     __atomic_store_n(pend[i].slot, (uintptr_t)pend[i].code, __ATOMIC_RELEASE);
@@ -336,7 +337,6 @@ static uint64_t patch_module(const struct mod *m)
   if (!dyn || read_dynamic(m, dyn, &di) != 0) return 0;
 
   uint64_t patched = 0;
-  const char *modname = m->name[0] ? m->name : cp_g.exe;
   for (int pass = 0; pass < 2; pass++) {
     const ElfW(Rela) *r = pass ? di.rela : di.jmprel;
     size_t n = (pass ? di.rela_size : di.jmprel_size) / sizeof(ElfW(Rela));
@@ -378,10 +378,12 @@ static uint64_t patch_module(const struct mod *m)
       }
       pend[npend].slot = slot;
       pend[npend].code = code;
-      if (++npend == PENDING_MAX) flush(&relro, modname, &patched);
+      pend[npend].lib = lib;
+      pend[npend].name = name;
+      if (++npend == PENDING_MAX) flush(&relro, &patched);
     }
   }
-  flush(&relro, modname, &patched);
+  flush(&relro, &patched);
   return patched;
 }
 
@@ -436,6 +438,9 @@ static int main_is_static(void)
   return 0;
 }
 
+static void plt_fork_lock(void) { pthread_mutex_lock(&plt_lock); }
+static void plt_fork_unlock(void) { pthread_mutex_unlock(&plt_lock); }
+
 int os_intercept_start(void)
 {
   if (main_is_static()) {
@@ -455,6 +460,9 @@ int os_intercept_start(void)
       strcmp(base_name(info.dli_fname), cp_g.progname) != 0)
     self_base = (uintptr_t)info.dli_fbase;
   intercept_set_return_trampoline(tramp_return_address());
+  /* A fork while another thread patches (dlopen) must not leave the child
+  ** with plt_lock held. Taken before os_lock, as everywhere. */
+  pthread_atfork(plt_fork_lock, plt_fork_unlock, plt_fork_unlock);
   pthread_mutex_lock(&plt_lock);
   unsigned char *cal = stub_get(0xFFFFFFu, (uintptr_t)cal_plain);   /* its own id */
   if (cal) {

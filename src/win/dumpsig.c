@@ -22,7 +22,8 @@ static DWORD WINAPI dump_thread(LPVOID arg)
     if (cp_g.finished) return 0;
     char path[1100] = "", msg[1400];
     int rc = capprof_dump(NULL, path, sizeof path);
-    if (rc == 0 && !os_getenv("CAPPROF_VERBOSE")) continue;
+    const char *v = os_getenv("CAPPROF_VERBOSE");
+    if (rc == 0 && !(v && *v && strcmp(v, "0"))) continue;
     strcpy(msg, rc ? "capprof: cannot write dump " : "capprof: wrote ");
     strncat(msg, path, 1100);
     if (rc) {

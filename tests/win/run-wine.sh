@@ -196,6 +196,17 @@ $M!qsort/$K!RaiseException=3" || fail "api_unwind: counts"
 expect_thread "$RUN/api_seh.counts" "thread: $K!GetTickCount=3 $M!qsort=2 $M!qsort/$K!GetTickCount=2 \
 $M!qsort/$K!RaiseException=2" || fail "api_seh: counts"
 
+step "capprof.exe run: arguments in registers and on the stack, results in RAX and XMM0"
+(cd "$WIN" && wine "$BUILD/capprof.exe" run -q --api=api_args_dll.dll \
+  --output="$RUN/%n.%p.capprof" ./api_args.exe) >"$RUN/api_args.out" 2>&1 \
+  || { cat "$RUN/api_args.out"; fail "api_args.exe: the trampoline changed an argument or a result"; }
+sed 's/\r$//' "$RUN/api_args.out"
+set -- "$RUN"/api_args.*.capprof
+"$CHECK_API" "$1" api_mixed,api_twelve,api_vsum >"$RUN/api_args.counts" || fail "check_api api_args"
+D=api_args_dll.dll
+expect_thread "$RUN/api_args.counts" "thread: $D!api_mixed=100 $D!api_twelve=100 $D!api_vsum=100" \
+  || fail "api_args: counts"
+
 step "capprof.exe run: processes the program starts (CreateProcessW, msvcrt's _spawnl) are followed"
 mkdir -p "$RUN/spawn"
 (cd "$WIN" && wine "$BUILD/capprof.exe" run --output="$RUN/spawn/%n.%p.capprof" ./api_spawn.exe) \
