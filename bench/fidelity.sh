@@ -10,7 +10,7 @@
 #   bench/fidelity.sh --programs lua   one program (lua, sqlite)
 #   bench/fidelity.sh --compilers clang
 #   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
-#   bench/fidelity.sh --reps N         capprof runs per mode; the least disturbed one is kept (default 3)
+#   bench/fidelity.sh --reps N         capprof runs per mode; the median TVD is shown (default 3)
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -48,8 +48,7 @@ data=$(cd "$data" && pwd)
 # capprof measures elapsed time, so a run that other processes preempt
 # charges their time to whatever function was running: measured runs get a
 # real-time priority when allowed (root: SCHED_FIFO, so nothing else takes
-# their core), else a higher nice priority, and the least disturbed of
-# --reps capprof runs (smallest total measured time) is the one reported.
+# their core), else a higher nice priority.
 run_nice() {
   if chrt -f 10 true 2>/dev/null; then chrt -f 10 "$@"
   elif nice -n -5 true 2>/dev/null; then nice -n -5 "$@"
@@ -204,16 +203,19 @@ for prog in $programs; do
         --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
         --module "$(basename "$cap")" --label "$label")")
     done
-    # the least disturbed repetition: the smallest total measured (raw) time
-    best=$(for r in $(seq 1 "$reps"); do
-             python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(sum(t["incl_ns_raw"] for t in d["threads"]))' "$work/$label.$r.json" | sed "s/\$/ $((r - 1))/"
-           done | sort -n | head -1 | cut -d' ' -f2)
+    # Runs differ by more than perf's noise (ASLR moves functions, and with
+    # them which call paths share a lookup-table slot): the repetition with
+    # the median TVD is shown, and every repetition's TVD beside it.
+    all=$(for i in "${!results[@]}"; do
+            sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}"
+          done | tr '\n' ' ')
+    best=$(for i in "${!results[@]}"; do
+             printf '%s %s\n' "$(sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}")" "$i"
+           done | sort -n | awk '{ a[NR] = $2 } END { print a[int((NR + 1) / 2)] }')
     echo "${results[$best]}"
     slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
     echo "$label: run time with hooks / without: ${slow}x"
-    summary+=("$(grep 'TVD' <<<"${results[$best]}")  slowdown ${slow}x")
+    summary+=("$(grep 'TVD' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
   done
 done
 echo

@@ -662,18 +662,14 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
-  if (CP_UNLIKELY(nodes[c].key != key)) {
-    /* Not the hot child: a caller that calls several functions in turn (an
-    ** interpreter loop) misses it most of the time. The first slot of the
-    ** lookup table usually holds the node; only if it does not is the full
-    ** path taken, whose time the thread clock leaves out (cp_tnow). The
-    ** cost of this probe (~3 ns: a hash, two loads) stays in the caller. */
-    c = t->table[calltree_slot(t, f->node, key)];
-    if (c == 0 || nodes[c].key != key || nodes[c].parent != f->node) return 0;
-    nodes[f->node].hot = c;
-  }
+  /* Not the hot child (a caller that calls several functions in turn, an
+  ** interpreter's loop, misses it most of the time): the full path, whose
+  ** time the thread clock leaves out (cp_tnow). Probing the lookup table
+  ** here instead was tried: its loads often miss the cache, rdtsc does not
+  ** wait for them, and their latency landed in the callee's time (sqlite3's
+  ** varint decoder measured 10x its sampled share; docs/tool.md). */
   if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
-                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+                  (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
   /* The clock is read before the frame is written, not after: the stores
   ** then retire under rdtsc's latency (-1.5 ns per call, bench/run.sh);

@@ -277,8 +277,9 @@ static int cmp_api(const void *pa, const void *pb)
   return strcmp(a->name, b->name);
 }
 
-/* WAP's table: per library, each intercepted function's calls, total
-** (inclusive) time, average, shortest and longest call. */
+/* WAP's table: per library, each intercepted function's calls, inclusive
+** time, mean inclusive time per call, shortest and longest call, in the
+** names every command uses (docs/tool.md). */
 static int report_api(const struct profile *p, int key, int raw, double limit)
 {
   uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
@@ -300,7 +301,7 @@ static int report_api(const struct profile *p, int key, int raw, double limit)
   printf("API calls: %u dump%s (%u with interception on), %u thread%s, %s intercepted calls%s\n",
          p->ndumps, p->ndumps == 1 ? "" : "s", procs, p->nthreads, p->nthreads == 1 ? "" : "s",
          fmt_count(calls, a, sizeof a), raw ? " (raw times)" : "");
-  printf("Per library and function, over every thread and dump; total is inclusive "
+  printf("Per library and function, over every thread and dump; incl is inclusive time "
          "(callbacks into the program included), %s.\n",
          raw ? "as measured" : "compensated for the probe's own cost");
   if (!n) {
@@ -320,18 +321,21 @@ static int report_api(const struct profile *p, int key, int raw, double limit)
         lc += p->funcs[order[k]].calls;
         lt += raw ? p->funcs[order[k]].t.incl_raw : p->funcs[order[k]].t.incl;
       }
-      printf("\n%s: %s calls, %s total\n", lib[0] ? lib : "(unknown library)",
+      printf("\n%s: %s calls, %s incl\n", lib[0] ? lib : "(unknown library)",
              fmt_count(lc, a, sizeof a), fmt_ns(lt, b, sizeof b));
-      printf("%12s %10s %10s %10s %10s  %s\n", "calls", "total", "average", "min", "max",
-             "function");
+      printf("%s%12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "calls", "incl",
+             "incl/call", "incl min", "incl max", "function", disp_off());
       shown = 0;
     }
     if (limit >= 0 && shown >= limit) continue;
     shown++;
-    printf("%12s %10s %10s %10s %10s  %s\n", fmt_count(f->calls, a, sizeof a),
-           fmt_ns(raw ? f->t.incl_raw : f->t.incl, b, sizeof b), fmt_ns(avg(f, raw), d, sizeof d),
-           fmt_ns(raw ? f->t.min_raw : f->t.min, e, sizeof e),
-           fmt_ns(raw ? f->t.max_raw : f->t.max, g, sizeof g), f->name);
+    int used = printf("%12s %10s %10s %10s %10s  ", fmt_count(f->calls, a, sizeof a),
+                      fmt_ns(raw ? f->t.incl_raw : f->t.incl, b, sizeof b),
+                      fmt_ns(avg(f, raw), d, sizeof d),
+                      fmt_ns(raw ? f->t.min_raw : f->t.min, e, sizeof e),
+                      fmt_ns(raw ? f->t.max_raw : f->t.max, g, sizeof g));
+    disp_name(stdout, f->name, "", (size_t)used);
+    putchar('\n');
   }
   free(order);
   return 0;

@@ -60,12 +60,14 @@ def perf_profile(path, known):
 
 
 def cap_profile(doc, module, field):
-    """Exclusive time per function of module from the JSON flat profile."""
+    """Exclusive time per function of module from the JSON flat profile
+    (field self_ns or self_ns_raw; JSON version 1 called them excl_ns...)."""
     out = {}
     for fn in doc["functions"]:
         if fn.get("module") != module:
             continue
-        out[fn["name"]] = out.get(fn["name"], 0) + fn[field]
+        v = fn[field] if field in fn else fn[field.replace("self_", "excl_")]
+        out[fn["name"]] = out.get(fn["name"], 0) + v
     return out
 
 
@@ -94,8 +96,8 @@ def main():
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
-    comp = cap_profile(doc, a.module, "excl_ns")
-    raw = cap_profile(doc, a.module, "excl_ns_raw")
+    comp = cap_profile(doc, a.module, "self_ns")
+    raw = cap_profile(doc, a.module, "self_ns_raw")
     known = set(comp)
     perfs = []
     for p in a.perf:
