@@ -112,7 +112,9 @@ build_one() {
   local prog=$1 cc=$2 variant=$3 out=$4 flags="" libs="" srcs defs
   if [ "$variant" = cap ]; then
     flags=$(hook_flags "$cc")
-    libs="$build/libcapprof.a -lpthread"
+    # the static runtime as 'capprof ldflags --static' links it, where the
+    # tool has that command (GCC's fentry hooks need its linker flag)
+    libs=$("$capprof" ldflags --static 2>/dev/null) || libs="$build/libcapprof.a -lpthread"
   fi
   case $prog in
     lua) srcs=$(ls "$luasrc"/*.c | grep -v '/luac\.c$'); defs="-DLUA_USE_LINUX"; libs="$libs -lm -ldl" ;;

@@ -119,7 +119,9 @@ static uint32_t find_child(const struct cp_thread *t, uint32_t parent, uint64_t 
 {
   uint32_t s = hash_slot(t, parent, key), idx;
   while ((idx = t->table[s]) != 0) {
-    if (t->nodes[idx].key == key && t->nodes[idx].parent == parent) return idx;
+    if ((t->nodes[idx].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED) &&
+        t->nodes[idx].parent == parent)
+      return idx;                /* a throttled node's key has the bit set */
     s = (s + 1) & t->mask;
   }
   return 0;
@@ -264,6 +266,7 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->slow_calls = 0;
   t->debt_at_reset = t->debt;
   zone_thread_reset(t);
+  throttle_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->tstart;
     f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
@@ -323,6 +326,7 @@ void calltree_free(struct cp_thread *t)
   if (!t) return;
   zone_thread_free(t);
   intercept_thread_free(t);
+  throttle_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);
@@ -401,6 +405,7 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   t->exit_rounds = 0;
   t->name_fixed = 0;
   intercept_thread_free(t);
+  throttle_thread_free(t);
   t->name[0] = '\0';
   init_fixed_nodes(t);
   t->top = t->frames;

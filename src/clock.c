@@ -116,6 +116,7 @@ void clock_calibrate_probe(void)
   if (!scratch) return;
   struct cp_thread *saved = os_get_thread();
   scratch->gate = cp_g.gate;
+  uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   os_set_thread(scratch);
 
   uint64_t with = UINT64_MAX, without = UINT64_MAX, inner = UINT64_MAX;
@@ -131,6 +132,7 @@ void clock_calibrate_probe(void)
   }
 
   os_set_thread(saved);
+  cp_g.hooks_seen = hooks_seen;
   uint64_t calls = 0;
   for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++) calls += scratch->nodes[i].calls;
   if (calls == (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * PROBE_CALLS && with > without) {

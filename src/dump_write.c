@@ -199,7 +199,12 @@ static void write_node(struct writer *w, const struct cp_node *nd, uint32_t i,
   unsigned char r[CPD_NODE_SIZE];
   int sink = nd->key == CPD_KEY_SINK;
   if (nd->key == CPD_KEY_OVERFLOW || sink) *lost += nd->calls;
-  cpd_put64(r, nd->key);
+  uint64_t key = nd->key;
+  if (!CPD_KEY_IS_SPECIAL(key) && (key & CP_KEY_THROTTLED)) {   /* throttle.c's mark */
+    key &= ~CP_KEY_THROTTLED;
+    flags |= CPD_NODE_THROTTLED;
+  }
+  cpd_put64(r, key);
   cpd_put32(r + 8, i == 0 ? CPD_NO_PARENT : nd->parent);
   cpd_put32(r + 12, flags);
   cpd_put64(r + 16, nd->calls);
@@ -373,6 +378,45 @@ static void write_calibration(struct writer *w, const struct thread_row *rows,
   sec_end(w, CPD_SEC_CALIBRATION, s);
 }
 
+struct throttle_ctx { struct writer *w; uint32_t thread, nnodes, records; };
+
+static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed)
+{
+  struct throttle_ctx *c = ctx;
+  if (node >= c->nnodes) return;
+  w_u32(c->w, c->thread);
+  w_u32(c->w, node);
+  w_u64(c->w, ticks - cp_g.start_ticks);
+  w_u64(c->w, timed);
+  c->records++;
+}
+
+/* THROTTLE: the settings, the hook kinds seen, each live thread's throttled
+** nodes (a retired thread's records are not kept: its nodes keep the flag). */
+static void write_throttle(struct writer *w, const struct thread_row *rows, uint32_t nrows)
+{
+  uint64_t s = sec_begin(w), calls, ns;
+  throttle_settings(&calls, &ns);
+  w_u64(w, calls);
+  w_u64(w, ns);
+  w_u32(w, cp_g.hooks_seen);
+  w_u32(w, 0);                                   /* count, patched below */
+  struct throttle_ctx c = { w, 0, 0, 0 };
+  uint32_t gen = cp_g.gate >> 1;
+  for (uint32_t i = 0; i < nrows; i++) {
+    const struct thread_row *r = &rows[i];
+    if (!r->count) continue;
+    c.nnodes = r->count;
+    if (!r->e && r->t->generation == gen) throttle_records(r->t, write_throttle_rec, &c);
+    c.thread++;
+  }
+  sec_end(w, CPD_SEC_THROTTLE, s);
+  w_flush(w);
+  unsigned char b[4];
+  cpd_put32(b, c.records);
+  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s + 20);
+}
+
 static void write_threads(struct writer *w)
 {
   uint32_t gen = cp_g.gate >> 1, nrows = 0;
@@ -458,6 +502,7 @@ static void write_threads(struct writer *w)
   write_zone_issues(w, rows, nrows, nnames);
   write_merges(w, rows, nrows);
   write_calibration(w, rows, nrows);
+  write_throttle(w, rows, nrows);
 
   /* Sampling sections refer to threads and their nodes by the rows written. */
   size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));

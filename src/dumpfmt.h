@@ -39,6 +39,7 @@ enum cpd_section_type {
   CPD_SEC_NODES   = 5,
   CPD_SEC_STRINGS = 6,    /* names of zones (keys with CPD_KEY_ZONE) */
   CPD_SEC_ZONE_ISSUES = 7, /* mismatched zone BEGIN/END, per thread and name */
+  CPD_SEC_THROTTLE = 8,   /* throttling settings, throttled nodes, hook kinds */
   CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
   CPD_SEC_THREAD_MERGES = 10, /* THREADS records that hold several ended threads */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
@@ -93,6 +94,16 @@ enum cpd_sample_method {
 #define CPD_SS_UNIT_EVENTS 2u     /* interval in counted events */
 #define CPD_SS_F_FAILED    1u     /* the session could not start (note says why) */
 #define CPD_SS_F_CLOSED    2u     /* profile object closed before the dump */
+/* THROTTLE: u64 calls at which throttling is decided (0: off), u64 ns per
+** call under which a node is throttled, u32 CPD_HOOKS_* bits, u32 record
+** count, then records of CPD_THROTTLE_REC_SIZE bytes: u32 thread (index in
+** THREADS), u32 node (index in that thread's nodes), u64 ticks since the
+** start (CLOCK's ticks) when the node was throttled, u64 timed calls (the
+** calls its inclusive time, min and max cover; later ones are counted only). */
+#define CPD_THROTTLE_REC_SIZE 24u
+#define CPD_HOOKS_CYG     1u   /* __cyg_profile_func_* (-finstrument-functions) */
+#define CPD_HOOKS_FENTRY  2u   /* __fentry__/__return__ (gcc -pg -mfentry ...) */
+
 /* THREAD_MERGES (present when ended threads were merged): u32 record count,
 ** u32 record size (24), u64 ended threads kept one by one, u64 ended
 ** threads merged, u64 ended threads dropped (no memory for a group); then
@@ -154,6 +165,7 @@ enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
 
 /* Node flags. */
 #define CPD_NODE_OPEN      1u     /* some calls were still running at dump time */
+#define CPD_NODE_THROTTLED 2u     /* no longer timed: see the THROTTLE section */
 
 /* Little-endian accessors; correct on any host byte order. */
 static inline void cpd_put16(unsigned char *p, uint16_t v)

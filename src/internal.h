@@ -86,6 +86,7 @@ struct cp_thread {
   struct cp_thread *next;     /* registry list, under os_lock */
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
+  struct cp_throttle_log *throttled; /* nodes throttled, in order, or NULL */
   uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
   uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   char name[64];              /* thread name, NUL-terminated */
@@ -99,7 +100,8 @@ struct cp_global {
   int disabled;               /* CAPPROF_DISABLE: never record, never dump */
   int finished;               /* final dump written: hooks stay off */
   uint32_t node_cap;          /* per-thread node cap */
-  char pad_[64 - 6 * 4];
+  uint64_t throttle_calls;    /* calls at which a node's throttling is decided; 0: off */
+  char pad_[64 - 6 * 4 - 8];
 
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
@@ -108,6 +110,7 @@ struct cp_global {
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
   uint32_t clock_source;      /* CPD_CLOCK_* */
+  volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
   struct cp_thread **threads_tail; /* in creation order; tail's next field */
   struct cp_ended *ended;     /* ended threads, packed or merged (ended.c) */
@@ -238,6 +241,29 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 ** (docs/tool.md). A slow path adds its own span to t->debt. */
 CP_INLINE uint64_t cp_tnow(const struct cp_thread *t) { return cp_now() - t->debt; }
 CP_INLINE uint64_t cp_tnow_exit(const struct cp_thread *t) { return cp_now_exit() - t->debt; }
+
+/* ---- throttling (throttle.c) ------------------------------------------- */
+
+/* A throttled node's key carries this bit while in memory (never in a dump):
+** the hooks' hot-child compare then fails for it, and the slow side counts
+** the call without timing it. Addresses are below 2^56 and synthetic keys
+** already have the bit, so lookups hash and compare keys with the bit set. */
+#define CP_KEY_THROTTLED UINT64_C(0x4000000000000000)
+
+/* Read CAPPROF_THROTTLE into cp_g (runtime_init). */
+void throttle_init(void) CP_HIDDEN;
+/* Node i of t just completed its cp_g.throttle_calls-th call: throttle it if
+** its calls were short. Owner thread, from exit hooks (never the Windows
+** keyless _pexit, which could not pair a throttled call's exit). */
+void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
+/* Forget t's throttle records (reset, fork); free them. */
+void throttle_thread_reset(struct cp_thread *t) CP_HIDDEN;
+void throttle_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* Visit t's records: fn(ctx, node, ticks when throttled, timed calls). */
+typedef void (*throttle_fn)(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed);
+void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx) CP_HIDDEN;
+/* The threshold in effect: calls, and ns per call (0 when throttling is off). */
+void throttle_settings(uint64_t *calls, uint64_t *ns) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 
@@ -580,7 +606,7 @@ CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t n
 ** from there. */
 CP_INLINE uint32_t calltree_slot(const struct cp_thread *t, uint32_t parent, uint64_t key)
 {
-  uint64_t h = key * UINT64_C(0x9E3779B97F4A7C15) ^
+  uint64_t h = (key | CP_KEY_THROTTLED) * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
   return (uint32_t)(h >> 32) & t->mask;
 }
@@ -613,6 +639,12 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
+    /* Throttled (throttle.c): count only. Synthetic keys have the bit set
+    ** already, so the key must differ too. */
+    if (CP_UNLIKELY(t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED))) {
+      t->nodes[c].calls++;
+      return;
+    }
   }
   uint64_t now = cp_now();
   if (slow_since) {
@@ -682,7 +714,8 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 /* The common case of cp_hot_exit (check_key): the innermost frame has this
 ** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
 ** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
-** read, 4 loads, 5 stores, 3 predictable branches (min, max). */
+** read, 4 loads, 5 stores, 4 predictable branches (min, max, throttling's
+** decision call: one compare with a value in the line of cp_g.gate). */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;
@@ -694,6 +727,8 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
     return 0;
   calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
+    calltree_throttle_due(t, f->node);
   return 1;
 }
 

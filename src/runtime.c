@@ -97,6 +97,7 @@ void runtime_init(void)
   cp_g.secure = os_is_privileged();
   cp_g.disabled = env_true("CAPPROF_DISABLE");
   cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
+  throttle_init();
   cp_g.keep_threads = env_u32("CAPPROF_KEEP_THREADS", CP_ENDED_KEEP, 0, UINT32_C(1) << 20);
   cp_g.ended_tail = &cp_g.ended;
   const char *pat = env("CAPPROF_OUTPUT"), *dir = env("CAPPROF_OUTPUT_DIR");

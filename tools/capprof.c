@@ -24,6 +24,9 @@ static const struct command commands[] = {
   { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
+  { "excludes", cmd_excludes, "compiler flags leaving out throttled or too short functions" },
+  { "cflags", cmd_cflags, "recommended instrumentation flags for a compiler" },
+  { "ldflags", cmd_ldflags, "flags that link the capprof runtime" },
   { "run", cmd_run, "run a program, its library calls profiled (no recompile)" },
   { "annotate", cmd_annotate, "a function's source lines with their samples" },
 };
@@ -34,9 +37,9 @@ static void usage(FILE *f)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'capprof <command> --help' describes a command's options.\n"
-             "Programs are profiled by building them with -finstrument-functions\n"
-             "(or /Gh /GH) and linking libcapprof, or without recompiling by\n"
-             "'capprof run -- PROGRAM' (library calls only); see docs/ and\n"
+             "Programs are profiled by building them with the flags 'capprof cflags CC'\n"
+             "prints (or /Gh /GH) and linking libcapprof ('capprof ldflags'), or without\n"
+             "recompiling by 'capprof run -- PROGRAM' (library calls only); see docs/ and\n"
              "'man capprof'.\n");
   fputs(display_help, f);
 }

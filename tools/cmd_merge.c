@@ -168,8 +168,16 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
     if (o->samples) o->samples[i] = s->s_self;
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
     c->parent = i ? s->parent : CPD_NO_PARENT;
-    c->flags = s->flags & CPD_NODE_OPEN;
+    c->flags = s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
     c->calls = s->calls;
+    /* Keep what the times cover; when: the function's earliest throttling
+    ** in any input (prof_flat). */
+    if (i && (s->flags & CPD_NODE_THROTTLED)) {
+      struct cpd_throttled *r = realloc(d->throttled, (d->nthrottled + 1) * sizeof *r);
+      if (!r) return -1;
+      d->throttled = r;
+      r[d->nthrottled++] = (struct cpd_throttled){ d->nthreads - 1, i, ns(p->funcs[s->func].throttled_ns), s->timed };
+    }
     c->incl = i ? ns(s->t.incl_raw) : 0;
     c->min = ns(s->t.min_raw);
     c->max = ns(s->t.max_raw);
@@ -481,6 +489,7 @@ int cmd_merge(int argc, char **argv)
   b.d = calloc(1, sizeof *b.d);
   int rc = 0;
   char err[256];
+  prof_flat(p);                               /* functions' throttling times */
   if (!b.d || build(&b, p) != 0 || b.oom) rc = tool_error("merge: out of memory");
   else if (cpd_write(b.d, out, err, sizeof err) != 0) rc = tool_error("%s: %s", out, err);
   cpd_free(b.d);

@@ -48,6 +48,27 @@ static const char usage[] =
   "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
 
+/* The functions throttling stopped timing (docs/runtime.md), in the
+** table's order, each with when and how many of its calls were timed. */
+static void report_throttled(const struct profile *p, const uint32_t *order, uint32_t n)
+{
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < n; i++) count += p->funcs[order[i]].throttled != 0;
+  if (!count) return;
+  printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
+         "were timed only for their first calls, then counted only; their later time is in\n"
+         "their callers' self. Their total, average, min and max cover the timed calls.\n",
+         count, count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    if (!f->throttled) continue;
+    char a[32], b[32], c[32];
+    printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
+           f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
+           fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+  }
+}
+
 /* --sort names and the key each stands for ("total" is the old name of incl). */
 static const struct { const char *name; int key; } sort_keys[] = {
   { "self", 0 }, { "incl", 1 }, { "total", 1 }, { "calls", 2 }, { "avg", 3 }, { "max", 4 },
@@ -60,7 +81,7 @@ static int sort_key, sort_raw;
 /* Mean inclusive time of one call (every activation counts). */
 static double avg(const struct prof_func *f, int raw)
 {
-  return prof_per_call(raw ? f->incl_all_raw : f->incl_all, f->calls);
+  return prof_per_call(raw ? f->incl_all_raw : f->incl_all, f->timed);
 }
 
 static int cmp_funcs(const void *pa, const void *pb)
@@ -449,8 +470,8 @@ int cmd_report(int argc, char **argv)
                           prof_fmt_ns(f->t.excl, f->t.excl_raw, raw, &marks, b, sizeof b),
                           prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
                           fmt_count(f->calls, e, sizeof e),
-                          prof_fmt_ns(prof_per_call(f->t.excl, f->calls),
-                                      prof_per_call(f->t.excl_raw, f->calls), raw, NULL, m, sizeof m),
+                          prof_fmt_ns(prof_per_call(f->t.excl, f->timed),
+                                      prof_per_call(f->t.excl_raw, f->timed), raw, NULL, m, sizeof m),
                           prof_fmt_ns(avg(f, 0), avg(f, 1), raw, NULL, g, sizeof g),
                           fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
                           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
@@ -464,9 +485,14 @@ int cmd_report(int argc, char **argv)
     if (f->zone) snprintf(where, sizeof where, "  [zone]");
     else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);
     else if (f->module[0] && !f->synthetic) snprintf(where, sizeof where, "  (%s)", f->module);
+    if (f->throttled) {
+      size_t wl = strlen(where);
+      snprintf(where + wl, sizeof where - wl, "  [throttled]");
+    }
     disp_name(stdout, f->name, where, (size_t)used);
     putchar('\n');
   }
+  report_throttled(p, order, n);
   prof_legend(marks);
   free(order);
   fflush(stdout);

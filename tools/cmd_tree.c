@@ -119,10 +119,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
         used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
                       prof_fmt_ns(n->t.incl, n->t.incl_raw, o->raw, &marks, b, sizeof b),
                       prof_fmt_ns(n->t.excl, n->t.excl_raw, o->raw, &marks, c, sizeof c),
-                      prof_fmt_ns(prof_per_call(n->t.incl, n->calls),
-                                  prof_per_call(n->t.incl_raw, n->calls), o->raw, NULL, d, sizeof d),
-                      prof_fmt_ns(prof_per_call(n->t.excl, n->calls),
-                                  prof_per_call(n->t.excl_raw, n->calls), o->raw, NULL, h, sizeof h),
+                      prof_fmt_ns(prof_per_call(n->t.incl, n->timed),
+                                  prof_per_call(n->t.incl_raw, n->timed), o->raw, NULL, d, sizeof d),
+                      prof_fmt_ns(prof_per_call(n->t.excl, n->timed),
+                                  prof_per_call(n->t.excl_raw, n->timed), o->raw, NULL, h, sizeof h),
                       fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                       fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)
@@ -148,6 +148,9 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
         wl = (size_t)snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
       else if (o->location && fn->module[0])
         wl = (size_t)snprintf(where, sizeof where, "  (%s)", fn->module);
+      if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where)
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: %s calls timed]",
+                               fmt_count(n->timed, a, sizeof a));
       if (n->flags & CPD_NODE_OPEN && wl < sizeof where)
         snprintf(where + wl, sizeof where - wl, " [still running]");
       disp_name(stdout, fn->name, where, (size_t)used);

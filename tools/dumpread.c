@@ -89,6 +89,7 @@ void cpd_free(struct cpd_dump *d)
   free(d->merges);
   free(d->strings);
   free(d->zone_issues);
+  free(d->throttled);
   for (uint32_t i = 0; d->apis && i < d->napis; i++) {
     free(d->apis[i].library);
     free(d->apis[i].symbol);
@@ -199,6 +200,32 @@ static int parse_zone_issues(struct cpd_dump *d, struct cursor *c, char *err, si
   return 0;
 }
 
+/* THROTTLE: settings, hook kinds, and the throttled nodes, each of which
+** must exist. Parsed after threads. */
+static int parse_throttle(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  d->throttle_calls = c_u64(c);
+  d->throttle_ns = c_u64(c);
+  d->hooks = c_u32(c);
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * CPD_THROTTLE_REC_SIZE > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "throttle record count %u does not fit its section", n);
+  d->throttled = calloc(n ? n : 1, sizeof *d->throttled);
+  if (!d->throttled) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    struct cpd_throttled *r = &d->throttled[i];
+    r->thread = c_u32(c);
+    r->node = c_u32(c);
+    r->ticks = c_u64(c);
+    r->timed = c_u64(c);
+    if (r->thread >= d->nthreads || r->node == 0 || r->node >= d->threads[r->thread].node_count)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "throttle record %u: thread %u node %u unknown",
+                  i, r->thread, r->node);
+    d->nthrottled = i + 1;
+  }
+  return 0;
+}
+
 /* THREAD_MERGES: which thread records hold several ended threads. */
 static int parse_merges(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
 {
@@ -224,6 +251,16 @@ static int parse_merges(struct cpd_dump *d, struct cursor *c, char *err, size_t 
     d->nmerges++;
   }
   return 0;
+}
+
+uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node)
+{
+  const struct cpd_node *nd = &d->threads[th].nodes[node];
+  if (!(nd->flags & CPD_NODE_THROTTLED)) return nd->calls;
+  for (uint32_t i = 0; i < d->nthrottled; i++)
+    if (d->throttled[i].thread == th && d->throttled[i].node == node)
+      return d->throttled[i].timed < nd->calls ? d->throttled[i].timed : nd->calls;
+  return nd->calls;
 }
 
 /* CALIBRATION (optional, docs/dump-format.md): per-thread slow-path time. */
@@ -634,6 +671,9 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
                        errlen);
   if (!rc && want[CPD_SEC_ZONE_ISSUES])
     rc = parse_zone_issues(d, SECTION_CURSOR(CPD_SEC_ZONE_ISSUES), err, errlen);
+  if (!rc && want[CPD_SEC_THROTTLE])
+    rc = parse_throttle(d, SECTION_CURSOR(CPD_SEC_THROTTLE), err, errlen);
+
   if (!rc && want[CPD_SEC_THREAD_MERGES])
     rc = parse_merges(d, SECTION_CURSOR(CPD_SEC_THREAD_MERGES), err, errlen);
   for (uint32_t i = 0; !rc && i < nsec; i++)       /* CALIBRATION: the first one */

@@ -83,6 +83,14 @@ struct cpd_zone_issue {
   uint64_t n[CPD_ZI_KINDS];         /* count per CPD_ZI_* kind */
 };
 
+/* A node that throttling stopped timing (THROTTLE). */
+struct cpd_throttled {
+  uint32_t thread;                  /* index in threads */
+  uint32_t node;                    /* index in that thread's nodes */
+  uint64_t ticks;                   /* since the start (CLOCK's ticks) */
+  uint64_t timed;                   /* calls its incl, min, max cover */
+};
+
 /* A THREADS record that holds several ended threads (THREAD_MERGES). */
 struct cpd_merge {
   uint32_t thread;                  /* index in threads */
@@ -137,6 +145,11 @@ struct cpd_dump {
   char **strings;
   uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
   struct cpd_zone_issue *zone_issues;
+  uint64_t throttle_calls;          /* THROTTLE: a node's calls at the decision; 0 off */
+  uint64_t throttle_ns;             /* ns per call under which it was throttled */
+  uint32_t hooks;                   /* CPD_HOOKS_* that fired; 0: unknown */
+  uint32_t nthrottled;              /* records, at most one per node */
+  struct cpd_throttled *throttled;
   uint32_t nmerges;                 /* merge groups among threads */
   struct cpd_merge *merges;
   uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */
@@ -166,6 +179,9 @@ double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
 /* Total of mismatch kind (CPD_ZI_*) for zone name index zone, over threads. */
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
 
+/* The calls whose time node `node` of thread `th` holds: its calls, or
+** fewer when it was throttled. */
+uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node);
 /* The merge record of thread index thread, or NULL for one thread's record. */
 const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
 /* a + b, or UINT64_MAX when it would not fit: counts summed over several

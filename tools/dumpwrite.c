@@ -2,7 +2,7 @@
 ** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
 ** docs/dump-format.md), section for section as the runtime's writer does:
 ** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
-** any), CALIBRATION (if any thread has figures), section table.
+** any), CALIBRATION (if any thread has figures), THROTTLE (if any), section table.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -206,6 +206,21 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       }
     }
     section(&t, CPD_SEC_SAMPLE_STACKS, s, b.len);
+  }
+
+  if (d->nthrottled || d->throttle_calls || d->hooks) {
+    s = b.len;
+    put64(&b, d->throttle_calls);
+    put64(&b, d->throttle_ns);
+    put32(&b, d->hooks);
+    put32(&b, d->nthrottled);
+    for (uint32_t i = 0; i < d->nthrottled; i++) {
+      put32(&b, d->throttled[i].thread);
+      put32(&b, d->throttled[i].node);
+      put64(&b, d->throttled[i].ticks);
+      put64(&b, d->throttled[i].timed);
+    }
+    section(&t, CPD_SEC_THROTTLE, s, b.len);
   }
 
   if (d->napis || d->intercept.present) {      /* 'capprof run' */

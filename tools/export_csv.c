@@ -40,15 +40,15 @@ static double get_incl_unreliable(const struct prof_func *f)
 {
   return prof_unreliable(f->t.incl, f->t.incl_raw);
 }
-static double get_self_avg(const struct prof_func *f) { return prof_per_call(f->t.excl, f->calls); }
-static double get_incl_avg(const struct prof_func *f) { return prof_per_call(f->incl_all, f->calls); }
+static double get_self_avg(const struct prof_func *f) { return prof_per_call(f->t.excl, f->timed); }
+static double get_incl_avg(const struct prof_func *f) { return prof_per_call(f->incl_all, f->timed); }
 static double get_self_avg_raw(const struct prof_func *f)
 {
-  return prof_per_call(f->t.excl_raw, f->calls);
+  return prof_per_call(f->t.excl_raw, f->timed);
 }
 static double get_incl_avg_raw(const struct prof_func *f)
 {
-  return prof_per_call(f->incl_all_raw, f->calls);
+  return prof_per_call(f->incl_all_raw, f->timed);
 }
 
 /* The names every command and export shares (docs/tool.md). */

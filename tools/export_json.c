@@ -50,9 +50,11 @@ static void num(char *buf, size_t *o, const char *key, double v)
 
 /* The calls and the times of a function or a node, in the names every
 ** command and export shares (docs/tool.md): self = exclusive, incl =
-** inclusive, per_call = mean per call, incl_min/incl_max = one call's. */
-static void times(FILE *f, uint64_t calls, const struct prof_times *t, double incl_all,
-                  double incl_all_raw)
+** inclusive, per_call = mean per call, incl_min/incl_max = one call's.
+** Per-call figures divide by timed: a throttled function's times cover its
+** timed calls only (docs/runtime.md). */
+static void times(FILE *f, uint64_t calls, uint64_t timed, const struct prof_times *t,
+                  double incl_all, double incl_all_raw)
 {
   char buf[1024];
   size_t o = 0;
@@ -61,14 +63,14 @@ static void times(FILE *f, uint64_t calls, const struct prof_times *t, double in
   o += fmt_u64(calls, buf + o, 24);
   num(buf, &o, ",\"self_ns\":", t->excl);
   num(buf, &o, ",\"incl_ns\":", t->incl);
-  num(buf, &o, ",\"self_per_call_ns\":", prof_per_call(t->excl, calls));
-  num(buf, &o, ",\"incl_per_call_ns\":", prof_per_call(incl_all, calls));
+  num(buf, &o, ",\"self_per_call_ns\":", prof_per_call(t->excl, timed));
+  num(buf, &o, ",\"incl_per_call_ns\":", prof_per_call(incl_all, timed));
   num(buf, &o, ",\"incl_min_ns\":", t->min);
   num(buf, &o, ",\"incl_max_ns\":", t->max);
   num(buf, &o, ",\"self_ns_raw\":", t->excl_raw);
   num(buf, &o, ",\"incl_ns_raw\":", t->incl_raw);
-  num(buf, &o, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, calls));
-  num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, calls));
+  num(buf, &o, ",\"self_per_call_ns_raw\":", prof_per_call(t->excl_raw, timed));
+  num(buf, &o, ",\"incl_per_call_ns_raw\":", prof_per_call(incl_all_raw, timed));
   num(buf, &o, ",\"incl_min_ns_raw\":", t->min_raw);
   num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
   /* mostly probe cost (prof_unreliable): the compensated figure may be off by half */
@@ -150,7 +152,7 @@ static int write_json(FILE *f, const struct profile *p)
     if (fn->file) json_string(f, fn->file);
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
-    times(f, fn->calls, &fn->t, fn->incl_all, fn->incl_all_raw);
+    times(f, fn->calls, fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
     if (with_samples) {
       samples(f, &fn->s);
       char buf[32];
@@ -185,7 +187,7 @@ static int write_json(FILE *f, const struct profile *p)
       fprintf(f, ",\"module\":");
       json_string(f, fn->module);
       putc(',', f);
-      times(f, n->calls, &n->t, n->t.incl, n->t.incl_raw);
+      times(f, n->calls, n->timed, &n->t, n->t.incl, n->t.incl_raw);
       if (with_samples) {
         struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
                                    n->s_incl * t->sample_ns };

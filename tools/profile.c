@@ -263,8 +263,8 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     double e = nd[i].t.incl - nd[i].t.excl, r = nd[i].t.incl_raw - nd[i].t.excl_raw;
     nd[i].t.excl = e > 0 ? e : 0;
     nd[i].t.excl_raw = r > 0 ? r : 0;
-    if (i && nd[i].calls) {             /* the shortest <= average <= the longest */
-      double avg = nd[i].t.incl / (double)nd[i].calls;
+    if (i && nd[i].timed) {             /* the shortest <= average <= the longest */
+      double avg = nd[i].t.incl / (double)nd[i].timed;
       if (nd[i].t.min > avg) nd[i].t.min = avg;
       if (nd[i].t.max < avg) nd[i].t.max = avg;
     }
@@ -320,15 +320,18 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
 
 /* Node i of a dump thread into prof_node form, compensated. */
 static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t desc, uint64_t desc_api,
-                    struct prof_node *o)
+                    const struct cpd_node *c, uint64_t timed, uint64_t desc,
+                    uint64_t desc_api, struct prof_node *o)
 {
-  double n = (double)c->calls;
+  /* A throttled node's untimed calls have neither its own probe cost nor
+  ** its time in it: they count in calls only (docs/runtime.md). */
+  double n = (double)timed;
   /* Intercepted calls (CPD_KEY_API) have their own probe costs: an API node
   ** loses api_inner per call, every node api_outer per API call below it. */
   double inner = CPD_KEY_IS_API(c->key) ? pd->api_inner_ns : pd->inner_ns;
   double apicost = (double)desc_api * pd->api_outer_ns;
   o->calls = c->calls;
+  o->timed = timed;
   o->desc_calls = desc + desc_api;
   o->flags = c->flags;
   o->t.incl_raw = cpd_ticks_to_ns(d, (double)c->incl);
@@ -389,9 +392,10 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     return CAPPROF_ENOMEM;
   }
   p->nthreads++;
+  uint32_t th = (uint32_t)(ct - d->threads);
   for (uint32_t i = ct->node_count; i-- > 1;) {
     int api = CPD_KEY_IS_API(ct->nodes[i].key);
-    desc[ct->nodes[i].parent] += desc[i] + (api ? 0 : ct->nodes[i].calls);
+    desc[ct->nodes[i].parent] += desc[i] + (api ? 0 : cpd_timed_calls(d, th, i));
     desc_api[ct->nodes[i].parent] += desc_api[i] + (api ? ct->nodes[i].calls : 0);
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
@@ -405,7 +409,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, &p->dumps[di], c, desc[i], desc_api[i], o);
+    convert(d, &p->dumps[di], c, cpd_timed_calls(d, th, i), desc[i], desc_api[i], o);
     if (ct->samples) {
       o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
@@ -548,7 +552,7 @@ static void check_calibration(const struct profile *p, uint32_t di)
     for (uint32_t c = t->nodes[0].first; c != PROF_NONE; c = t->nodes[c].next) {
       const struct prof_node *n = &t->nodes[c];
       raw += n->t.incl_raw;
-      cost += (double)n->calls * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
+      cost += (double)n->timed * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
     }
     if (raw > 0 && cost > raw) {
       char a[32], b[32], c[32], e[32];
@@ -779,8 +783,9 @@ void prof_free(struct profile *p)
 static void add_times(struct prof_node *o, const struct prof_node *s, int first)
 {
   o->calls = cpd_sat_add(o->calls, s->calls);
+  o->timed = cpd_sat_add(o->timed, s->timed);
   o->desc_calls = cpd_sat_add(o->desc_calls, s->desc_calls);
-  o->flags |= s->flags & CPD_NODE_OPEN;
+  o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
   o->s_self += s->s_self;
@@ -898,7 +903,9 @@ oom:
 void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    p->funcs[f].calls = 0;
+    p->funcs[f].calls = p->funcs[f].timed = 0;
+    p->funcs[f].throttled = 0;
+    p->funcs[f].throttled_ns = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
@@ -911,6 +918,8 @@ void prof_flat(struct profile *p)
       struct prof_func *f = &p->funcs[s->func];
       int first = seen ? !seen[s->func] : 0;
       f->calls = cpd_sat_add(f->calls, s->calls);
+      f->timed = cpd_sat_add(f->timed, s->timed);
+      f->throttled += (s->flags & CPD_NODE_THROTTLED) != 0;
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
       f->incl_all += s->t.incl;
@@ -932,4 +941,18 @@ void prof_flat(struct profile *p)
     }
   }
   free(seen);
+  /* When each function was first throttled: the dumps' records, by thread
+  ** (a tree read from a dump has that dump's node indices). */
+  for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    if (t->dump < 0) continue;
+    const struct cpd_dump *d = p->dumps[t->dump].d;
+    for (uint32_t r = 0; r < d->nthrottled; r++) {
+      const struct cpd_throttled *rec = &d->throttled[r];
+      if (d->threads[rec->thread].tid != t->tid || rec->node >= t->nnodes) continue;
+      struct prof_func *f = &p->funcs[t->nodes[rec->node].func];
+      double ns = cpd_ticks_to_ns(d, (double)rec->ticks);
+      if (f->throttled && (f->throttled_ns == 0 || ns < f->throttled_ns)) f->throttled_ns = ns;
+    }
+  }
 }

@@ -53,6 +53,10 @@ struct prof_func {
   ** inclusive times count outermost activations only, so recursion is not
   ** counted twice; exclusive, calls, min and max count every activation. */
   uint64_t calls;
+  uint64_t timed;          /* calls its times cover: calls, fewer if throttled */
+  uint32_t throttled;      /* paths (nodes) of it that were throttled */
+  double throttled_ns;     /* earliest throttling, ns since its dump's start
+                           ** (prof_flat, from the dumps' THROTTLE records) */
   struct prof_times t;
   /* Inclusive time summed over every activation (recursion counted at each
   ** level): divided by calls it is the mean inclusive time of one call, the
@@ -77,7 +81,9 @@ struct prof_node {
   uint32_t first, next;    /* children, largest inclusive first */
   uint32_t flags;          /* CPD_NODE_OPEN, PROF_OUTER */
   uint64_t calls;
-  uint64_t desc_calls;     /* calls in the subtree below this node */
+  uint64_t timed;          /* calls its times cover: calls, fewer if throttled
+                           ** (CPD_NODE_THROTTLED: later calls counted only) */
+  uint64_t desc_calls;     /* timed calls in the subtree below this node */
   struct prof_times t;
   uint32_t s_self, s_incl; /* samples charged to the node, and with its subtree;
                            ** CPU time = samples x its thread's sample_ns */

@@ -21,6 +21,9 @@ int cmd_callees(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_cflags(int argc, char **argv);      /* cmd_cflags.c */
+int cmd_ldflags(int argc, char **argv);
+int cmd_excludes(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 /* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */

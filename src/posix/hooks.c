@@ -21,10 +21,21 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 ** so that the fast paths below save no registers and make no calls. */
 CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
-  uint64_t since = cp_now();             /* this path's time goes to t->debt */
   struct cp_thread *t = posix_tls;
+  /* A throttled callee (throttle.c) is counted only, with no clock read:
+  ** 5 loads, 1 store. Its cost stays in its caller's time. */
+  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate)) {
+    struct cp_node *c = &t->nodes[t->nodes[t->top->node].hot];
+    if (c->key == ((uint64_t)(uintptr_t)fn | CP_KEY_THROTTLED) && t->top->sp >= sp) {
+      c->calls++;
+      return;
+    }
+  }
+  uint64_t since = cp_now();             /* this path's time goes to t->debt */
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_CYG)))
+    __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_CYG, __ATOMIC_RELAXED);
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp, since);
 }
 
@@ -33,7 +44,11 @@ CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  cp_hot_exit(t, (uint64_t)(uintptr_t)fn, sp, 1);
+  /* A throttled call pushed no frame: its node is the hot child of the top
+  ** frame's (unless it made calls itself). */
+  uint64_t key = (uint64_t)(uintptr_t)fn;
+  if (t->nodes[t->nodes[t->top->node].hot].key == (key | CP_KEY_THROTTLED)) return;
+  cp_hot_exit(t, key, sp, 1);
 }
 
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and

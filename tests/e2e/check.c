@@ -14,11 +14,16 @@
 **   consistent         every node's children's inclusive sum <= its inclusive
 **   root-time-within-run  the thread's top-level calls last no longer than the run
 **   module NAME        the module map has a module whose path contains NAME
+**   calls f N          f has N calls in all, over every path and thread
+**   throttled a;b      that node was throttled (flag and THROTTLE record)
+**   timed a;b N        that node's times cover N of its calls
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
 ** Zone nodes are named "@" followed by the zone's name; intercepted library
-** calls (capprof run) by their symbol.
+** calls (capprof run) by their symbol. With E2E_KEY_SLACK=n
+** in the environment, a key also names the function that starts at most n
+** bytes before it (keys inside the function: gcc -pg -mfentry's __fentry__).
 ** Exits 0 when every line holds; otherwise prints each failure.
 */
 #include <inttypes.h>
@@ -48,6 +53,14 @@ static const char *name_of(uint64_t key)
     return dump->apis[key & 0xFFFFFFFFu].symbol;       /* intercepted call */
   for (int i = 0; i < nsyms; i++)
     if (syms[i].addr == key) return syms[i].name;
+  static long slack = -1;
+  if (slack < 0) slack = getenv("E2E_KEY_SLACK") ? atol(getenv("E2E_KEY_SLACK")) : 0;
+  int best = -1;
+  for (int i = 0; i < nsyms; i++)
+    if (syms[i].addr < key && key - syms[i].addr <= (uint64_t)slack &&
+        (best < 0 || syms[i].addr > syms[best].addr))
+      best = i;
+  if (best >= 0) return syms[best].name;
   if (key == CPD_KEY_OVERFLOW) return "[overflow]";
   return "?";
 }
@@ -139,6 +152,16 @@ int main(int argc, char **argv)
     } else if (!t) {
       fail(ln, "no thread");
       break;
+    } else if (!strcmp(op, "throttled") || !strcmp(op, "timed")) {
+      char copy[400];
+      strcpy(copy, arg);
+      long i = find_path(t, copy);
+      uint32_t th = (uint32_t)(t - d->threads);
+      if (i < 0) fail(ln, "no node at %s", arg);
+      else if (!strcmp(op, "timed") && cpd_timed_calls(d, th, (uint32_t)i) != n)
+        fail(ln, "%s: %" PRIu64 " timed calls, expected %llu", arg, cpd_timed_calls(d, th, (uint32_t)i), n);
+      else if (!strcmp(op, "throttled") && !(t->nodes[i].flags & CPD_NODE_THROTTLED))
+        fail(ln, "%s is not flagged throttled", arg);
     } else if (!strcmp(op, "path") || !strcmp(op, "open")) {
       char copy[400];
       strcpy(copy, arg);
@@ -167,6 +190,12 @@ int main(int argc, char **argv)
         if (len > best) best = len;
       }
       if (best != n) fail(ln, "longest %s chain is %llu levels, expected %llu", arg, best, n);
+    } else if (!strcmp(op, "calls")) {
+      uint64_t sum = 0;
+      for (uint32_t th = 0; th < d->nthreads; th++)
+        for (uint32_t i = 1; i < d->threads[th].node_count; i++)
+          if (!strcmp(name_of(d->threads[th].nodes[i].key), arg)) sum += d->threads[th].nodes[i].calls;
+      if (sum != n) fail(ln, "%s has %" PRIu64 " calls in all, expected %llu", arg, sum, n);
     } else if (!strcmp(op, "root-time-within-run")) {
       /* The calls below the root add up to no more than the run lasted. */
       uint64_t sum = 0;

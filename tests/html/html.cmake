@@ -14,7 +14,7 @@ if(NOT CAPPROF_CHROMIUM)
 endif()
 add_test(NAME html_page
   COMMAND ${CAPPROF_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_page.py $<TARGET_FILE:capprof_tool>
-          $<TARGET_FILE:calls> ${CMAKE_CURRENT_BINARY_DIR}/html_page $<TARGET_FILE:tool_gen_dump>)
+          $<TARGET_FILE:golden_calls> ${CMAKE_CURRENT_BINARY_DIR}/html_page $<TARGET_FILE:tool_gen_dump>)
 set_tests_properties(html_page PROPERTIES TIMEOUT 180)
 
 # The same page in Firefox (headless screenshot, its pixels checked).
@@ -24,5 +24,5 @@ if(NOT CAPPROF_FIREFOX)
 endif()
 add_test(NAME html_firefox
   COMMAND ${CAPPROF_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/test_firefox.py $<TARGET_FILE:capprof_tool>
-          $<TARGET_FILE:calls> ${CMAKE_CURRENT_BINARY_DIR}/html_firefox)
+          $<TARGET_FILE:golden_calls> ${CMAKE_CURRENT_BINARY_DIR}/html_firefox)
 set_tests_properties(html_firefox PROPERTIES TIMEOUT 180)

@@ -81,14 +81,29 @@ endif()
 # Golden tests on the bundled examples: the symbolized tree (and flat
 # profile) with times masked. Regenerate with CAPPROF_UPDATE_GOLDEN=1 ctest.
 if(CAPPROF_BUILD_EXAMPLES)
+  # The golden files test the tool, so their programs are built with the
+  # -finstrument-functions hooks (CAPPROF_HOOK_FLAGS), whose trees do not
+  # depend on what the compiler inlines (sanitizers, versions), not with
+  # capprof_instrument()'s after-inlining modes.
+  add_executable(golden_calls ${PROJECT_SOURCE_DIR}/examples/calls.c)
+  target_compile_options(golden_calls PRIVATE ${CAPPROF_HOOK_FLAGS})
+  target_link_libraries(golden_calls PRIVATE capprof)
+  add_executable(golden_threads ${PROJECT_SOURCE_DIR}/examples/threads.cpp)
+  target_compile_options(golden_threads PRIVATE ${CAPPROF_HOOK_FLAGS})
+  target_link_libraries(golden_threads PRIVATE capprof Threads::Threads)
+  # The same names as the examples: the thread names are the program's.
+  set_target_properties(golden_calls PROPERTIES OUTPUT_NAME calls
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/golden-bin)
+  set_target_properties(golden_threads PROPERTIES OUTPUT_NAME threads
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/golden-bin)
   add_test(NAME tool_golden.calls.tree COMMAND sh ${TOOL_TESTS}/golden.sh
     $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_tree
-    ${TOOL_TESTS}/golden/calls.tree $<TARGET_FILE:calls> 3 -- tree --sort=name)
+    ${TOOL_TESTS}/golden/calls.tree $<TARGET_FILE:golden_calls> 3 -- tree --sort=name)
   add_test(NAME tool_golden.calls.report COMMAND sh ${TOOL_TESTS}/golden.sh
     $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_calls_report
-    ${TOOL_TESTS}/golden/calls.report $<TARGET_FILE:calls> 3 -- report --sort=name)
+    ${TOOL_TESTS}/golden/calls.report $<TARGET_FILE:golden_calls> 3 -- report --sort=name)
   add_test(NAME tool_golden.threads.tree COMMAND sh ${TOOL_TESTS}/golden.sh
     $<TARGET_FILE:capprof_tool> ${CMAKE_CURRENT_BINARY_DIR}/golden_threads_tree
-    ${TOOL_TESTS}/golden/threads.tree $<TARGET_FILE:threads> --
+    ${TOOL_TESTS}/golden/threads.tree $<TARGET_FILE:golden_threads> --
     tree --merge-threads --sort=name --depth 3)
 endif()

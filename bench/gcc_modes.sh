@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench/gcc_modes.sh -- what each compiler mode costs an STL-heavy C++ program
+# (bench/stl.cpp: std::map, std::unordered_map, std::sort, strings): built
+# without hooks, with GCC's -finstrument-functions (hooks in every inlined STL
+# function), with it and the library headers excluded, in GCC's recommended
+# mode ('capprof cflags g++': -pg -mfentry -minstrument-return=call, hooks
+# only in functions left after inlining), and with Clang after inlining.
+# Prints each variant's process CPU time (user + system, minimum over
+# interleaved repetitions) and its ratio to the same compiler's build without
+# hooks, measured in this run. Target (issue 10): recommended GCC mode <= 1.5x.
+#
+#   bench/gcc_modes.sh [--build DIR] [--reps N] [--rounds N]
+#     DIR: a configured and built capprof tree (default: build/)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$root/build reps=5 rounds=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$(cd "$2" && pwd); shift ;;
+    --reps) reps=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "gcc_modes.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for f in libcapprof.a capprof bench/bench_cputime; do
+  [ -e "$build/$f" ] || { echo "gcc_modes.sh: $build/$f missing: build capprof first" >&2; exit 2; }
+done
+tmp=$(mktemp -d /tmp/capprof-gccmodes.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export CAPPROF_OUTPUT="$tmp/%n.%p.capprof"
+lib="$build/libcapprof.a -lpthread -ldl"
+inc="-I$root/include"
+
+# name|compiler|flags|environment
+variants=(
+  "g++ plain|g++||"
+  "g++ -finstrument-functions|g++|-finstrument-functions|"
+  "g++ -finstrument-functions, headers excluded|g++|-finstrument-functions -finstrument-functions-exclude-file-list=/usr/include/,/include/c++/|"
+  "g++ recommended: $("$build/capprof" cflags g++)|g++|$("$build/capprof" cflags g++)|"
+  "g++ recommended, CAPPROF_THROTTLE=off|g++|$("$build/capprof" cflags g++)|CAPPROF_THROTTLE=off"
+)
+command -v clang++ >/dev/null && variants+=(
+  "clang++ plain|clang++||"
+  "clang++ recommended: $("$build/capprof" cflags clang++)|clang++|$("$build/capprof" cflags clang++)|"
+)
+n=${#variants[@]}
+for ((i = 0; i < n; i++)); do
+  IFS='|' read -r name cxx flags env <<<"${variants[$i]}"
+  link=$lib
+  [ -n "$flags" ] || link=
+  # shellcheck disable=SC2086
+  $cxx -std=c++17 -O2 -g $inc $flags -o "$tmp/v$i" "$here/stl.cpp" $link
+done
+
+declare -A best calls
+for ((r = 0; r < reps; r++)); do
+  for ((i = 0; i < n; i++)); do
+    IFS='|' read -r name cxx flags env <<<"${variants[$i]}"
+    rm -f "$tmp"/*.capprof
+    # shellcheck disable=SC2086
+    env $env "$build/bench/bench_cputime" "$tmp/t" "$tmp/v$i" "$rounds" > /dev/null
+    ns=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$tmp/t")
+    if [ -z "${best[$i]:-}" ] || [ "$ns" -lt "${best[$i]}" ]; then best[$i]=$ns; fi
+    d=$(ls "$tmp"/*.capprof 2>/dev/null | head -n 1 || true)
+    if [ -n "$d" ] && [ -z "${calls[$i]:-}" ]; then
+      calls[$i]=$("$build/capprof" report --limit 0 "$d" 2>/dev/null | sed -n '1s/.*thread[s]*, \([0-9,]*\) calls.*/\1/p')
+    fi
+  done
+done
+
+echo "bench/gcc_modes.sh: bench/stl.cpp, $rounds rounds, minimum process CPU time over $reps interleaved runs, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cpus"
+printf '%-78s %9s %7s %14s\n' "variant" "cpu s" "ratio" "calls recorded"
+base=
+for ((i = 0; i < n; i++)); do
+  IFS='|' read -r name cxx flags env <<<"${variants[$i]}"
+  [ -n "$flags" ] && [ -n "$env" ] || true
+  if [ -z "$flags" ]; then base=${best[$i]}; fi
+  ratio=$(awk -v a="${best[$i]}" -v b="$base" 'BEGIN{printf "%.2fx", a/b}')
+  printf '%-78s %9.3f %7s %14s\n' "$name" "$(awk -v a="${best[$i]}" 'BEGIN{print a/1e9}')" "$ratio" "${calls[$i]:--}"
+  case $name in
+    "g++ recommended: "*) gcc_ratio=$(awk -v a="${best[$i]}" -v b="$base" 'BEGIN{printf "%.2f", a/b}') ;;
+  esac
+done
+met=$(awk -v r="$gcc_ratio" 'BEGIN{print (r <= 1.5) ? "met" : "MISSED"}')
+echo "target: GCC recommended mode at most 1.5x its plain build: ${gcc_ratio}x, $met"

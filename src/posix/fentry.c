@@ -1,0 +1,151 @@
+/*
+** fentry.c (POSIX, x86-64) -- the C workers of asm/fentry_x86_64.S: GCC's
+** -pg -mfentry -minstrument-return=call hooks, which fire only in functions
+** left after inlining. Compiled with -mgeneral-regs-only (CMakeLists.txt), so
+** that the fast workers cannot touch a vector register and the assembly needs
+** to save XMM0-XMM7 only around the slow ones.
+**
+** Keys and frames. The key is the return address of `call __fentry__`, inside
+** the function (start + 5, or + 6 through the GOT under PIE): the symbolizer
+** finds the enclosing function, as it does for MSVC /Gh. __return__ has no
+** key: it pairs with the frame whose stack slot S (the address of the
+** function's return address, the same at __fentry__ and at __return__) is its
+** own. A frame records sp = S - SP_BIAS, which orders these frames with those
+** of -finstrument-functions hooks and zones in the same program (they record
+** a frame address at least 24 bytes below the caller's S), so both kinds mix.
+**
+** The stack-pointer rules of this mode (docs/runtime.md):
+**   entry   frames with sp <= own are popped first: below, they were left by
+**           longjmp or an exception; equal, by a sibling that never returned
+**           (a tail jump out of an instrumented function into one without
+**           hooks, or a call abandoned at the same depth). -finstrument-
+**           functions' rule "equal sp nests" (inlined hooks share a frame)
+**           does not hold here: only functions with a frame of their own
+**           have these hooks.
+**   return  frames with sp < own are dead and popped; the top frame, if its
+**           sp is own, is this call's; zones its function left open sit on it
+**           with the same sp and are popped first, counted as left open. No
+**           frame with own sp: the entry was not recorded (paused, throttled,
+**           before start-up): nothing to do.
+** GCC 12 calls __return__ before a sibling call's jmp too, so a tail-called
+** function finds its jumper popped already; the entry rule covers compilers
+** that do not.
+*/
+#include "posix.h"
+
+#define SP_BIAS 16u
+
+/* Codes the fast workers return to the assembly: 0 done, otherwise call the
+** slow worker with the code. THROTTLE + i: node i just completed its
+** throttling decision call (calltree_throttle_due). */
+#define CODE_DONE     0u
+#define CODE_FULL     1u
+#define CODE_THROTTLE 2u
+
+int posix_fentry_enter(uintptr_t key, uintptr_t slot) CP_HIDDEN;
+void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code) CP_HIDDEN;
+uint32_t posix_fentry_exit(uintptr_t slot) CP_HIDDEN;
+void posix_fentry_exit_slow(uintptr_t slot, uint32_t code) CP_HIDDEN;
+
+/* Fast entry: the caller's frame is live and strictly above, the stack has
+** room, the callee is its parent's hot child. Cost: one TLS load, one gate
+** load and compare, one clock read, 6 loads, 5 stores, 2 branches; a leaf.
+** A throttled callee only has its count raised: 3 loads, 1 store, no clock. */
+int posix_fentry_enter(uintptr_t key, uintptr_t slot)
+{
+  uintptr_t sp = slot - SP_BIAS;
+  struct cp_thread *t = posix_tls;
+  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate)) return CODE_FULL;
+  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  struct cp_frame *f = t->top;
+  struct cp_node *nodes = t->nodes;
+  uint32_t c = nodes[f->node].hot;
+  if (CP_UNLIKELY(nodes[c].key != key)) {
+    /* Not the hot child: the lookup table's first slot usually holds it
+    ** (as in cp_hot_enter_try); a throttled callee is counted only. */
+    uint32_t s = t->table[calltree_slot(t, f->node, key)];
+    if (s != 0 && nodes[s].parent == f->node) {
+      if (nodes[s].key == key) {
+        nodes[f->node].hot = c = s;
+      } else if (nodes[s].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
+        nodes[f->node].hot = s;
+        nodes[s].calls++;
+        return CODE_DONE;
+      }
+    }
+    if (nodes[c].key != key) {
+      if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
+        nodes[c].calls++;
+        return CODE_DONE;
+      }
+      return CODE_FULL;
+    }
+  }
+  if (CP_UNLIKELY((f->sp <= sp) | (f + 1 >= t->commit_end) |
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+    return CODE_FULL;
+  calltree_push(t, f, c, sp, cp_fast_enter_clock(mode) - t->debt);
+  return CODE_DONE;
+}
+
+void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
+{
+  (void)code;
+  uint64_t since = cp_now();             /* this path's time goes to t->debt */
+  uintptr_t sp = slot - SP_BIAS;
+  struct cp_thread *t = posix_tls;
+  if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_FENTRY)))
+    __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_FENTRY, __ATOMIC_RELAXED);
+  if (t->top->sp <= sp) calltree_unwind(t, sp + 1, since - t->debt);
+  cp_hot_enter(t, (uint64_t)key, sp, since);
+}
+
+/* Fast return: the top frame is this call's (own sp, not a zone). Cost: one
+** TLS load, one gate load and compare, 3 loads and a compare before one
+** ordered clock read, then 4 loads, 5 stores, 4 branches. A call with no
+** frame (throttled) costs the loads and compares only: no clock read. */
+uint32_t posix_fentry_exit(uintptr_t slot)
+{
+  uintptr_t sp = slot - SP_BIAS;
+  struct cp_thread *t = posix_tls;
+  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate)) return CODE_FULL;
+  struct cp_frame *f = t->top;
+  if (CP_UNLIKELY(f->sp > sp)) return CODE_DONE;     /* not recorded at entry */
+  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  uint64_t now = cp_fast_exit_clock(mode);
+  struct cp_node *n = &t->nodes[f->node];
+  if (CP_UNLIKELY((f->sp != sp) | CPD_KEY_IS_ZONE(n->key) |
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+    return CODE_FULL;
+  calltree_charge(n, now - t->debt - f->tstart);
+  t->top = f - 1;
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
+    return CODE_THROTTLE + f->node;
+  return CODE_DONE;
+}
+
+void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
+{
+  uintptr_t sp = slot - SP_BIAS;
+  struct cp_thread *t = posix_tls;
+  if (CP_UNLIKELY(!t)) return;                       /* no entry was recorded */
+  if (code >= CODE_THROTTLE) {
+    calltree_throttle_due(t, code - CODE_THROTTLE);
+    return;
+  }
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  uint64_t now = cp_tnow_exit(t);
+  struct cp_frame *f = t->top;
+  if (f->sp < sp) f = calltree_unwind(t, sp, now);   /* left by longjmp, exceptions */
+  if (f > t->frames && f->sp == sp && cp_frame_is_zone(t, f)) {
+    zone_pop_open(t, now);
+    f = t->top;
+  }
+  if (f == t->frames || f->sp != sp) return;         /* entry not recorded */
+  struct cp_node *n = &t->nodes[f->node];
+  calltree_charge(n, now - f->tstart);
+  t->top = f - 1;
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) calltree_throttle_due(t, f->node);
+}

@@ -1,0 +1,167 @@
+/*
+** throttle.c -- throttling, as TAU does it: a call path's node that is both
+** very frequent and very short is no longer timed. Its calls are still
+** counted (no clock read: a few loads and one store per call), its time goes
+** to its caller, and the dump says which nodes were throttled and when.
+**
+** The rule (docs/runtime.md): when a node completes its Nth call (default
+** 100,000), it is throttled if its calls averaged less than T of raw
+** inclusive time (the longest call left out) (default: twice the probe's own calibrated cost per call,
+** i.e. most of what was measured is the probe). CAPPROF_THROTTLE=N:T sets
+** both (T in ns or us), CAPPROF_THROTTLE=off turns throttling off. Decided
+** once per node, on the exit hook's slow side; the hot path pays one compare.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEFAULT_CALLS   100000u
+#define MAX_RECORDS     (1u << 16)      /* per thread; later nodes are not throttled */
+#define GATE_BUSY       0xFFFFFFFFu
+
+struct throttle_rec {
+  uint32_t node;                        /* node index in the thread's tree */
+  uint32_t pad_;
+  uint64_t ticks;                       /* clock when throttled */
+  uint64_t timed;                       /* calls whose time the node holds */
+};
+
+struct cp_throttle_log {
+  uint32_t count;                       /* records in use */
+  uint32_t committed;                   /* records backed by memory */
+  struct throttle_rec recs[];           /* MAX_RECORDS reserved */
+};
+
+static uint64_t threshold_ns;           /* 0: twice the probe's own cost */
+
+/* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
+** invalid value keeps the defaults. */
+void throttle_init(void)
+{
+  const char *s = os_getenv("CAPPROF_THROTTLE");
+  cp_g.throttle_calls = DEFAULT_CALLS;
+  threshold_ns = 0;
+  if (!s || !*s) return;
+  if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
+    cp_g.throttle_calls = 0;
+    return;
+  }
+  char *end;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (end == s || n == 0) return;
+  uint64_t ns = 0;
+  if (*end == ':') {
+    const char *v = end + 1;
+    if (!strcmp(v, "auto")) {
+      end = (char *)v + 4;
+    } else {
+      unsigned long long x = strtoull(v, &end, 10);
+      if (end == v) return;
+      if (!strcmp(end, "us")) { x *= 1000; end += 2; }
+      else if (!strcmp(end, "ns")) end += 2;
+      ns = x;
+    }
+  }
+  if (*end) return;
+  cp_g.throttle_calls = n;
+  threshold_ns = ns;
+}
+
+/* The threshold as ticks per call; 0 when unknown. */
+static uint64_t threshold_ticks(void)
+{
+  if (!threshold_ns) return 2 * cp_g.probe_inner_mt / 1000;
+  if (!cp_g.use_tsc) return threshold_ns;      /* the OS clock counts ns */
+  uint64_t ticks = cp_now() - cp_g.start_ticks;
+  uint64_t ns = os_monotonic_ns() - cp_g.start_mono;
+  if (ns < 100000) return 0;                  /* too early to convert */
+  return (uint64_t)((double)threshold_ns * (double)ticks / (double)ns);
+}
+
+void throttle_settings(uint64_t *calls, uint64_t *ns)
+{
+  *calls = cp_g.throttle_calls;
+  *ns = 0;
+  if (!cp_g.throttle_calls) return;
+  if (threshold_ns) { *ns = threshold_ns; return; }
+  uint64_t ticks, span_ns;
+  clock_span(&ticks, &span_ns);
+  if (ticks) *ns = (uint64_t)((double)(2 * cp_g.probe_inner_mt / 1000) * span_ns / ticks + 0.5);
+}
+
+/* Room for one more record; NULL when full or out of memory. */
+static struct throttle_rec *next_record(struct cp_thread *t)
+{
+  struct cp_throttle_log *log = t->throttled;
+  size_t page = os_page_size();
+  if (!log) {
+    size_t bytes = sizeof *log + (size_t)MAX_RECORDS * sizeof log->recs[0];
+    log = os_reserve(bytes);
+    if (!log) return NULL;
+    if (os_commit(log, page) != 0) {
+      os_release(log, bytes);
+      return NULL;
+    }
+    log->committed = (uint32_t)((page - sizeof *log) / sizeof log->recs[0]);
+    t->throttled = log;
+  }
+  if (log->count == MAX_RECORDS) return NULL;
+  if (log->count == log->committed) {
+    size_t have = sizeof *log + (size_t)log->committed * sizeof log->recs[0];
+    size_t from = (have + page - 1) / page * page;
+    if (os_commit((char *)log + from, page) != 0) return NULL;
+    log->committed = (uint32_t)((from + page - sizeof *log) / sizeof log->recs[0]);
+    if (log->committed > MAX_RECORDS) log->committed = MAX_RECORDS;
+  }
+  return &log->recs[log->count];
+}
+
+/* Cost: once per node that reaches N calls: a division, maybe a clock
+** conversion (one OS clock read) and, when throttled, one record. */
+void calltree_throttle_due(struct cp_thread *t, uint32_t i)
+{
+  struct cp_node *n = &t->nodes[i];
+  if (i < CP_FIRST_NODE || i >= t->nnodes || !n->calls) return;
+  if (CPD_KEY_IS_SPECIAL(n->key) || (n->key & CP_KEY_THROTTLED)) return;
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;                        /* a signal's hooks do nothing */
+  os_errsave e = os_save_errors();
+  /* The average leaves out the longest call: one preemption or page fault
+  ** in 100,000 calls of a few ns would otherwise decide. */
+  uint64_t limit = threshold_ticks();
+  uint64_t avg = n->calls > 1 ? (n->incl - n->max) / (n->calls - 1) : n->incl;
+  if (limit && avg < limit) {
+    struct throttle_rec *r = next_record(t);
+    if (r) {
+      r->node = i;
+      r->ticks = cp_now();
+      r->timed = n->calls;
+      CP_BARRIER();                           /* the dump reads count first */
+      t->throttled->count++;
+      n->key |= CP_KEY_THROTTLED;
+    }
+  }
+  os_restore_errors(e);
+  t->gate = saved;
+}
+
+void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx)
+{
+  const struct cp_throttle_log *log = t->throttled;
+  if (!log) return;
+  for (uint32_t k = 0; k < log->count; k++)
+    fn(ctx, log->recs[k].node, log->recs[k].ticks, log->recs[k].timed);
+}
+
+void throttle_thread_reset(struct cp_thread *t)
+{
+  if (t->throttled) t->throttled->count = 0;
+}
+
+void throttle_thread_free(struct cp_thread *t)
+{
+  if (!t->throttled) return;
+  os_release(t->throttled, sizeof *t->throttled + (size_t)MAX_RECORDS * sizeof t->throttled->recs[0]);
+  t->throttled = NULL;
+}

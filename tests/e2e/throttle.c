@@ -1,0 +1,27 @@
+/* throttle.c -- a hot tiny function is throttled at its Nth call and still
+** counted exactly; a rare one beside it is not. Run with CAPPROF_THROTTLE=
+** 100000:1000ns (throttle.expect) and with CAPPROF_THROTTLE=off
+** (throttle.off.expect). */
+#include <capprof/capprof.h>
+#include "e2e.h"
+
+NOINLINE int tiny(int x) { SINK(x); return x + 1; }
+NOINLINE int rare(int x) { SINK(x); return x - 1; }
+NOINLINE int below(int x) { SINK(x); return x; }
+NOINLINE int hot_caller(int n)
+{
+  int s = 0;
+  for (int i = 0; i < n; i++) s += tiny(i);
+  return s + rare(n);
+}
+
+int main(void)
+{
+  MAP(main); MAP(tiny); MAP(rare); MAP(below); MAP(hot_caller); MAP_DONE();
+  capprof_set_thread_name("main");
+  int s = 0;
+  for (int k = 0; k < 3; k++) s += hot_caller(100000);
+  for (int k = 0; k < 10; k++) s += below(k);
+  printf("%d\n", s);
+  return 0;
+}
