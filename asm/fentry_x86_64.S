@@ -48,8 +48,7 @@
  *   rbp+8   key (our return address)
  *   rbp     saved rbp
  *           padding to 16-byte alignment (and rsp, -16)
- *   rsp+64  saved R11       rsp+32  saved R8/RCX/RDX/RSI at +32..+56
- *   rsp+0   saved RAX RDI R9 R10 ... (9 registers, 72 bytes, 80 reserved)
+ *   rsp+0   RAX RDI R9 R10 R8 RCX RDX RSI R11, 8 bytes each (80 reserved)
  *   below   128 bytes of XMM0-XMM7, on the slow path only
  *
  * The workers (src/posix/fentry.c) take (key, S) and (S); the fast ones
@@ -167,20 +166,5 @@ __return__:
         jmp     0b
         .cfi_endproc
         .size   __return__, .-__return__
-
-/* An empty function exactly as -pg -mfentry -minstrument-return=call
-** compiles it, whatever compiler built capprof: the probe calibration can
-** time these hooks too (src/clock.c). */
-        .globl  posix_calib_fentry
-        .hidden posix_calib_fentry
-        .type   posix_calib_fentry, @function
-        .p2align 4
-posix_calib_fentry:
-        .cfi_startproc
-        call    __fentry__
-        call    __return__
-        ret
-        .cfi_endproc
-        .size   posix_calib_fentry, .-posix_calib_fentry
 
         .section .note.GNU-stack,"",@progbits

@@ -74,11 +74,12 @@ static void jint(FILE *f, double v)
   fwrite(buf, 1, fmt_u64((uint64_t)(v + 0.5), buf, sizeof buf), f);
 }
 
-/* A number with up to 3 decimals (shares, means of calls), or null. */
+/* A number exactly (shares, means of calls), or null: the page rounds it as
+** the tool's fmt_pct and fmt_mean do, so it must see the same double. */
 static void jdec(FILE *f, double v)
 {
   if (v != v || isinf(v)) fputs("null", f);
-  else fprintf(f, "%.3f", v);
+  else fprintf(f, "%.17g", v);
 }
 
 /* Numbers through a buffer of our own: a million-node tree writes six
@@ -188,8 +189,22 @@ static void write_dumps(FILE *f, const struct profile *p, uint32_t from, uint32_
     jdec(f, pd->outer_ns);
     fputs(",\"clock\":", f);
     jstr(f, clock_name(d->clock_source));
-    fprintf(f, ",\"merged\":%d,\"threads\":%u,\"nodes\":%" PRIu64 ",\"calls\":%" PRIu64 "}",
+    fprintf(f, ",\"merged\":%d,\"threads\":%u,\"nodes\":%" PRIu64 ",\"calls\":%" PRIu64,
             !!(d->flags & CPD_F_MERGED), d->nthreads, nodes, pd->calls);
+    if (d->intercept.present) {            /* 'capprof run': library calls intercepted */
+      fputs(",\"intercept\":{\"status\":", f);
+      jstr(f, cpd_intercept_status_text(d->intercept.status));
+      fputs(",\"spec\":", f);
+      jstr(f, d->intercept.spec);
+      fprintf(f, ",\"modules\":%" PRIu64 ",\"slots\":%" PRIu64 ",\"unrecorded\":%" PRIu64
+                 ",\"inner_ns\":", d->intercept.modules, d->intercept.slots,
+              d->intercept.unrecorded);
+      jdec(f, pd->api_inner_ns);
+      fputs(",\"outer_ns\":", f);
+      jdec(f, pd->api_outer_ns);
+      putc('}', f);
+    }
+    putc('}', f);
   }
   putc(']', f);
 }
@@ -264,10 +279,11 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
   }
   fputs(n ? ",null],\n\"line\":[" : "null],\n\"line\":[", f);
   for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->line);
-  /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes). */
+  /* kind: 0 a function, 1 a zone, 2 synthetic (the root, overflow nodes),
+  ** 3 an intercepted library function ('capprof run'). */
   fputs(n ? ",0],\n\"kind\":[" : "0],\n\"kind\":[", f);
   for (uint32_t i = 0; i < n; i++)
-    fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : 0);
+    fprintf(f, "%s%d", i ? "," : "", fn[i]->zone ? 1 : fn[i]->synthetic ? 2 : fn[i]->api ? 3 : 0);
   /* The flat totals (prof_flat), for the callers/callees pane. */
   fputs(n ? ",2],\n\"calls\":[" : "2],\n\"calls\":[", f);
   for (uint32_t i = 0; i < n; i++) {
@@ -277,12 +293,25 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
   fputs(n ? ",0],\n\"incl\":[" : "0],\n\"incl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, fn[i]->t.incl);
+    jdec(f, fn[i]->t.incl);
   }
   fputs(n ? ",0],\n\"excl\":[" : "0],\n\"excl\":[", f);
   for (uint32_t i = 0; i < n; i++) {
     if (i) putc(',', f);
-    jint(f, fn[i]->t.excl);
+    jdec(f, fn[i]->t.excl);
+  }
+  /* Throttled functions (CAPPROF_THROTTLE): paths throttled, calls timed. */
+  fputs(n ? ",0],\n\"throttled\":[" : "0],\n\"throttled\":[", f);
+  for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->throttled);
+  fputs(n ? ",0],\n\"timed\":[" : "0],\n\"timed\":[", f);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) putc(',', f);
+    jint(f, (double)fn[i]->timed);
+  }
+  fputs(n ? ",0],\n\"incl_all\":[" : "0],\n\"incl_all\":[", f);
+  for (uint32_t i = 0; i < n; i++) {
+    if (i) putc(',', f);
+    jdec(f, fn[i]->incl_all);
   }
   fputs(n ? ",0]}" : "0]}", f);
 }
@@ -302,7 +331,7 @@ static const struct prof_func **func_table(const struct profile *p)
 ** (signed, one decimal), spct (signed %, null: "new"), pm ([mean, sd]),
 ** pmc ([mean, sd] of counts), t (t statistic, null: "-"), text. group: the
 ** diff's metric the column belongs to, or NULL. */
-struct col { const char *key, *label, *kind, *group, *title; };
+struct col { const char *key, *label, *kind, *group, *title; unsigned mark; };
 
 static void write_cols(FILE *f, const struct col *c, size_t n)
 {
@@ -320,40 +349,45 @@ static void write_cols(FILE *f, const struct col *c, size_t n)
     }
     fputs(",\"title\":", f);
     jstr(f, c[i].title);
+    if (c[i].mark) fprintf(f, ",\"mark\":%u", c[i].mark);
     putc('}', f);
   }
   fputs("]", f);
 }
 
-/* The columns of 'capprof report' (one run, or --sum), same names. */
+/* The columns of 'capprof report' (one run, or --sum), same names. mark:
+** the bit of the row's "marks" that says the figure is mostly probe cost
+** (prof_unreliable), shown with '~' as report does. */
 static const struct col flat_cols[] = {
-  { "selfpct", "self%", "pct", NULL, "self (exclusive) time as a share of all threads' total" },
-  { "self", "self", "ns", NULL, "self (exclusive) time, summed over call paths and threads" },
+  { "selfpct", "self%", "pct", NULL, "self (exclusive) time as a share of all threads' total", 0 },
+  { "self", "self", "ns", NULL, "self (exclusive) time, summed over call paths and threads", 1 },
   { "incl", "incl", "ns", NULL,
-    "inclusive time of the outermost calls (a recursion counted once)" },
-  { "calls", "calls", "count", NULL, "calls, over every call path and thread" },
-  { "selfcall", "self/call", "ns", NULL, "self time per call (self / calls)" },
+    "inclusive time of the outermost calls (a recursion counted once)", 2 },
+  { "calls", "calls", "count", NULL, "calls, over every call path and thread", 0 },
+  { "selfcall", "self/call", "ns", NULL, "self time per call (self / calls)", 4 },
   { "inclcall", "incl/call", "ns", NULL,
-    "inclusive time per call (every activation's inclusive time / calls)" },
-  { "min", "incl min", "ns", NULL, "the shortest single call (inclusive)" },
-  { "max", "incl max", "ns", NULL, "the longest single call (inclusive)" },
+    "inclusive time per call (every activation's inclusive time / calls)", 8 },
+  { "min", "incl min", "ns", NULL, "the shortest single call (inclusive)", 0 },
+  { "max", "incl max", "ns", NULL, "the longest single call (inclusive)", 0 },
 };
 
 /* The columns of 'capprof report' over several runs, same names. */
 static const struct col runs_cols[] = {
-  { "self", "self", "ns", NULL, "self (exclusive) time: mean per run" },
-  { "selfsd", "sd", "ns", NULL, "self time: sample standard deviation across runs" },
-  { "selfmin", "min run", "ns", NULL, "self time in the run with the least" },
-  { "selfmax", "max run", "ns", NULL, "self time in the run with the most" },
-  { "incl", "incl", "ns", NULL, "inclusive time (outermost calls of a recursion): mean per run" },
-  { "inclsd", "sd", "ns", NULL, "inclusive time: sample standard deviation across runs" },
-  { "calls", "calls", "mean", NULL, "calls: mean per run" },
-  { "runs", "runs", "text", NULL, "runs the function was called in, of all runs" },
+  { "self", "self", "ns", NULL, "self (exclusive) time: mean per run", 0 },
+  { "selfsd", "sd", "ns", NULL, "self time: sample standard deviation across runs", 0 },
+  { "selfmin", "min run", "ns", NULL, "self time in the run with the least", 0 },
+  { "selfmax", "max run", "ns", NULL, "self time in the run with the most", 0 },
+  { "incl", "incl", "ns", NULL, "inclusive time (outermost calls of a recursion): mean per run", 0 },
+  { "inclsd", "sd", "ns", NULL, "inclusive time: sample standard deviation across runs", 0 },
+  { "calls", "calls", "mean", NULL, "calls: mean per run", 0 },
+  { "runs", "runs", "text", NULL, "runs the function was called in, of all runs", 0 },
 };
 
+/* Whether 'report' lists the function: called (functions without calls are
+** placeholders, e.g. left by filters), and not the root. */
 static int report_row(const struct prof_func *fn)
 {
-  return !(fn->synthetic && (fn->calls == 0 || !strcmp(fn->name, "[root]")));
+  return fn->calls && !(fn->synthetic && !strcmp(fn->name, "[root]"));
 }
 
 /* The flat profile as 'report' prints it for one run (or --sum). */
@@ -378,21 +412,35 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       if (!report_row(fn)) continue;
       if (!first) putc(',', f);
       first = 0;
+      /* exact values: the page rounds them as 'report' does */
       switch (c) {
       case 0: jdec(f, total > 0 ? 100.0 * fn->t.excl / total : 0); break;
-      case 1: jint(f, fn->t.excl); break;
-      case 2: jint(f, fn->t.incl); break;
+      case 1: jdec(f, fn->t.excl); break;
+      case 2: jdec(f, fn->t.incl); break;
       case 3: jint(f, (double)fn->calls); break;
-      /* means per call keep decimals: rounded to whole ns first, 2,894.7 ns
-      ** would show as 2.90 us where 'capprof report' says 2.89 us */
-      case 4: jdec(f, prof_per_call(fn->t.excl, fn->calls)); break;
-      case 5: jdec(f, prof_per_call(fn->incl_all, fn->calls)); break;
-      case 6: jint(f, fn->t.min); break;
-      default: jint(f, fn->t.max); break;
+      case 4: jdec(f, prof_per_call(fn->t.excl, fn->timed)); break;     /* timed calls: */
+      case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
+      case 6: jdec(f, fn->t.min); break;
+      default: jdec(f, fn->t.max); break;
       }
     }
   }
-  fputs("]]}", f);
+  /* '~' marks, as report prints them: self, incl, self/call, incl/call. */
+  fputs("]],\n\"marks\":[", f);
+  first = 1;
+  for (uint32_t i = 0; i < p->nfuncs; i++) {
+    const struct prof_func *fn = &p->funcs[i];
+    if (!report_row(fn)) continue;
+    unsigned m = (prof_unreliable(fn->t.excl, fn->t.excl_raw) ? 1u : 0u) |
+                 (prof_unreliable(fn->t.incl, fn->t.incl_raw) ? 2u : 0u) |
+                 (prof_unreliable(prof_per_call(fn->t.excl, fn->timed),
+                                  prof_per_call(fn->t.excl_raw, fn->timed)) ? 4u : 0u) |
+                 (prof_unreliable(prof_per_call(fn->incl_all, fn->timed),
+                                  prof_per_call(fn->incl_all_raw, fn->timed)) ? 8u : 0u);
+    fprintf(f, "%s%u", first ? "" : ",", m);
+    first = 0;
+  }
+  fputs("]}", f);
   return 0;
 }
 
@@ -447,12 +495,12 @@ static int write_flat_runs(FILE *f, const struct profile *p)
       if (!first) putc(',', f);
       first = 0;
       switch (c) {
-      case 0: jint(f, s[0].mean); break;
-      case 1: jint(f, s[0].sd); break;
-      case 2: jint(f, s[0].min); break;
-      case 3: jint(f, s[0].max); break;
-      case 4: jint(f, s[1].mean); break;
-      case 5: jint(f, s[1].sd); break;
+      case 0: jdec(f, s[0].mean); break;
+      case 1: jdec(f, s[0].sd); break;
+      case 2: jdec(f, s[0].min); break;
+      case 3: jdec(f, s[0].max); break;
+      case 4: jdec(f, s[1].mean); break;
+      case 5: jdec(f, s[1].sd); break;
       case 6: jdec(f, s[2].mean); break;
       default: fprintf(f, "\"%u/%u\"", rt.present[i], rt.nruns); break;
       }
@@ -467,7 +515,7 @@ static int write_flat_runs(FILE *f, const struct profile *p)
 
 /* ---- caller -> callee edges ---------------------------------------------------- */
 
-struct edge { uint32_t from, to; uint64_t calls; double incl, excl; uint32_t active; };
+struct edge { uint32_t from, to; uint64_t calls; double incl, excl, incl_all; uint32_t active; };
 
 /* Every caller->callee pair over all threads, as 'callers' and 'callees'
 ** sum them (calls.c): calls and exclusive times over every path; inclusive
@@ -515,6 +563,7 @@ static int write_edges(FILE *f, const struct profile *p)
         }
         e[x].calls += s->calls;
         e[x].excl += s->t.excl;
+        e[x].incl_all += s->t.incl;           /* every call, for incl/call */
         if (e[x].active++ == 0) e[x].incl += s->t.incl;
         eix[i] = x;
         stack[sp++] = ~i;
@@ -522,7 +571,7 @@ static int write_edges(FILE *f, const struct profile *p)
       for (uint32_t c = s->first; c != PROF_NONE; c = t->nodes[c].next) stack[sp++] = c;
     }
   }
-  /* [caller, callee, calls, inclusive ns, exclusive ns] per edge. */
+  /* [caller, callee, calls, incl ns, self ns, incl of every call ns] per edge. */
   struct out *ob = malloc(sizeof *ob);
   if (!ob) goto out;
   ob->f = f;
@@ -534,6 +583,7 @@ static int write_edges(FILE *f, const struct profile *p)
     out_num(ob, j++, (double)e[x].calls);
     out_num(ob, j++, e[x].incl);
     out_num(ob, j++, e[x].excl);
+    out_num(ob, j++, e[x].incl_all);
   }
   out_flush(ob);
   free(ob);
@@ -682,6 +732,39 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
     out_flush(ob);
     putc(']', f);
   }
+  /* '~' marks as 'tree' prints them (1: incl and incl/call, 2: self and
+  ** self/call are mostly probe cost), only when some node has one. */
+  int marked = 0;
+  for (uint32_t j = 0; j < m && !w->bcalls && !marked; j++) {
+    const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
+    marked = !(ord[j] & OTHER_BIT) && (prof_unreliable(x->t.incl, x->t.incl_raw) ||
+                                      prof_unreliable(x->t.excl, x->t.excl_raw));
+  }
+  /* Calls the times cover, when throttling left some untimed (per-call
+  ** figures divide by them, as 'tree' does). */
+  int throttled = 0;
+  for (uint32_t j = 0; j < m && !throttled; j++)
+    throttled = !(ord[j] & OTHER_BIT) && nd[ord[j]].timed != nd[ord[j]].calls;
+  if (throttled) {
+    fputs(",\n\"tm\":[", f);
+    for (uint32_t j = 0; j < m; j++) {
+      const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
+      out_num(ob, j, ord[j] & OTHER_BIT ? v[(size_t)j * 6 + 2] : (double)x->timed);
+    }
+    out_flush(ob);
+    putc(']', f);
+  }
+  if (marked) {
+    fputs(",\n\"u\":[", f);
+    for (uint32_t j = 0; j < m; j++) {
+      const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
+      int u = ord[j] & OTHER_BIT ? 0 : (prof_unreliable(x->t.incl, x->t.incl_raw) ? 1 : 0) |
+                                       (prof_unreliable(x->t.excl, x->t.excl_raw) ? 2 : 0);
+      out_num(ob, j, u);
+    }
+    out_flush(ob);
+    putc(']', f);
+  }
   free(v);
   free(ob);
   /* Sparse lists: [entry, paths summed] of each "[other]", open entries. */
@@ -794,27 +877,27 @@ const struct exporter export_html = {
 /* ---- diff --format=html -------------------------------------------------------------- */
 
 static const struct col diff_cols[] = {
-  { "self_b", "self before", "pm", "self", "self time per run before: mean +- sd across runs" },
-  { "self_a", "self after", "pm", "self", "self time per run after: mean +- sd across runs" },
-  { "self_d", "change", "sns", "self", "change of the mean self time per run" },
-  { "self_p", "%", "spct", "self", "relative change of the mean self time" },
-  { "self_t", "t", "t", "self", "Welch's t statistic of the self-time change" },
+  { "self_b", "self before", "pm", "self", "self time per run before: mean +- sd across runs", 0 },
+  { "self_a", "self after", "pm", "self", "self time per run after: mean +- sd across runs", 0 },
+  { "self_d", "change", "sns", "self", "change of the mean self time per run", 0 },
+  { "self_p", "%", "spct", "self", "relative change of the mean self time", 0 },
+  { "self_t", "t", "t", "self", "Welch's t statistic of the self-time change", 0 },
   { "self_v", "verdict", "text", "self",
-    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not" },
-  { "incl_b", "incl before", "pm", "incl", "inclusive time per run before: mean +- sd across runs" },
-  { "incl_a", "incl after", "pm", "incl", "inclusive time per run after: mean +- sd across runs" },
-  { "incl_d", "change", "sns", "incl", "change of the mean inclusive time per run" },
-  { "incl_p", "%", "spct", "incl", "relative change of the mean inclusive time" },
-  { "incl_t", "t", "t", "incl", "Welch's t statistic of the inclusive-time change" },
+    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not", 0 },
+  { "incl_b", "incl before", "pm", "incl", "inclusive time per run before: mean +- sd across runs", 0 },
+  { "incl_a", "incl after", "pm", "incl", "inclusive time per run after: mean +- sd across runs", 0 },
+  { "incl_d", "change", "sns", "incl", "change of the mean inclusive time per run", 0 },
+  { "incl_p", "%", "spct", "incl", "relative change of the mean inclusive time", 0 },
+  { "incl_t", "t", "t", "incl", "Welch's t statistic of the inclusive-time change", 0 },
   { "incl_v", "verdict", "text", "incl",
-    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not" },
-  { "calls_b", "calls before", "pmc", "calls", "calls per run before" },
-  { "calls_a", "calls after", "pmc", "calls", "calls per run after" },
-  { "calls_d", "change", "snum", "calls", "change of the mean calls per run" },
-  { "calls_p", "%", "spct", "calls", "relative change of the mean calls per run" },
-  { "calls_t", "t", "t", "calls", "Welch's t statistic of the change in calls" },
+    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not", 0 },
+  { "calls_b", "calls before", "pmc", "calls", "calls per run before", 0 },
+  { "calls_a", "calls after", "pmc", "calls", "calls per run after", 0 },
+  { "calls_d", "change", "snum", "calls", "change of the mean calls per run", 0 },
+  { "calls_p", "%", "spct", "calls", "relative change of the mean calls per run", 0 },
+  { "calls_t", "t", "t", "calls", "Welch's t statistic of the change in calls", 0 },
   { "calls_v", "verdict", "text", "calls",
-    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not" },
+    "real: the change exceeds the run-to-run spread (Welch's t test, 95%); noise: it does not", 0 },
 };
 
 struct drow {

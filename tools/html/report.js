@@ -32,6 +32,9 @@
 
   function $(id) { return document.getElementById(id); }
 
+  /* What '~' means, in the words of report and tree (prof_legend). */
+  var TILDE = '~ mostly probe cost (over 2/3 subtracted): may be off by half or more';
+
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -91,12 +94,14 @@
 
   function floc(f) {
     if (F.kind[f] === 1) return '[zone]';
+    if (F.kind[f] === 3) return (F.module[f] || 'library') + ', intercepted';
     if (F.file[f]) return baseName(F.file[f]) + ':' + F.line[f];
     if (F.module[f] && F.kind[f] === 0) return F.module[f];
     return '';
   }
 
   function funcCell(td, f, extra) {
+    if (!extra && F.throttled && F.throttled[f]) extra = '[throttled]';
     td.appendChild(document.createTextNode(fname(f)));
     var loc = floc(f);
     if (loc) td.appendChild(el('span', 'loc', '  (' + loc + ')'));
@@ -173,6 +178,7 @@
     var c, h = hash(F.name[f]);
     if (F.kind[f] === 2) c = '#c8c8c8';
     else if (F.kind[f] === 1) c = 'hsl(' + (190 + h % 30) + ',55%,' + (62 + (h >> 8) % 12) + '%)';
+    else if (F.kind[f] === 3) c = 'hsl(' + (95 + h % 40) + ',45%,' + (58 + (h >> 8) % 12) + '%)';
     else c = 'hsl(' + (h % 50) + ',' + (72 + (h >> 6) % 20) + '%,' + (56 + (h >> 12) % 12) + '%)';
     colourCache[f] = c;
     return c;
@@ -353,12 +359,17 @@
     var tb = el('table');
     if (!diff) {
       var c = T.c[n];
+      var u = T.u ? T.u[n] : 0, ti = u & 1 ? '~' : '', ts = u & 2 ? '~' : '';
       if (n) tipRow(tb, 'calls', fmtCount(c));
-      tipRow(tb, 'incl (inclusive)', fmtNs(T.t[n]));
-      tipRow(tb, 'self (exclusive)', fmtNs(T.excl[n]));
+      if (T.tm && T.tm[n] !== c) {        /* throttled: the times cover the timed calls */
+        tipRow(tb, 'timed calls [throttled]', fmtCount(T.tm[n]));
+        c = T.tm[n];
+      }
+      tipRow(tb, 'incl (inclusive)', ti + fmtNs(T.t[n]));
+      tipRow(tb, 'self (exclusive)', ts + fmtNs(T.excl[n]));
       if (n) {
-        tipRow(tb, 'incl/call', fmtNs(c ? T.t[n] / c : 0));
-        tipRow(tb, 'self/call', fmtNs(c ? T.excl[n] / c : 0));
+        tipRow(tb, 'incl/call', ti + fmtNs(c ? T.t[n] / c : 0));
+        tipRow(tb, 'self/call', ts + fmtNs(c ? T.excl[n] / c : 0));
         tipRow(tb, 'incl min (one call)', fmtNs(T.mn[n]));
         tipRow(tb, 'incl max (one call)', fmtNs(T.mx[n]));
       }
@@ -392,6 +403,7 @@
       }
     }
     tip.appendChild(tb);
+    if (!diff && T.u && T.u[n]) tip.appendChild(el('div', 'tag', TILDE));
     tip.hidden = false;
     /* fixed to the viewport, kept inside it */
     var x = ev.clientX + 14, y = ev.clientY + 14;
@@ -531,9 +543,10 @@
     tr.appendChild(thf);
     thead.appendChild(tr);
 
-    var q = $('filter').value.trim().toLowerCase(), idx = [];
+    var q = $('filter').value.trim().toLowerCase(), idx = [], apiOnly = $('api-only').checked;
     for (var k = 0; k < fl.rows.length; k++)
-      if (!q || F.name[fl.rows[k]].toLowerCase().indexOf(q) >= 0) idx.push(k);
+      if ((!q || F.name[fl.rows[k]].toLowerCase().indexOf(q) >= 0) && (!apiOnly || F.kind[fl.rows[k]] === 3))
+        idx.push(k);
     if (sortCol === -1) {
       idx.sort(function (a, b) {
         var x = F.name[fl.rows[a]], y = F.name[fl.rows[b]];
@@ -550,11 +563,15 @@
       });
     }
     tbody.textContent = '';
-    var frag = document.createDocumentFragment();
+    var frag = document.createDocumentFragment(), marks = 0;
     idx.slice(0, MAX_TABLE_ROWS).forEach(function (k) {
       var f = fl.rows[k], row = el('tr', f === selFunc ? 'sel' : '');
       cols.forEach(function (j) {
         var c = fl.cols[j], v = fl.v[j][k], td = el('td', 'n', fmtCell(c, v));
+        if (c.mark && fl.marks && (fl.marks[k] & c.mark)) {      /* mostly probe cost */
+          td.textContent = '~' + td.textContent;
+          marks++;
+        }
         if (c.kind === 'text' && (v === 'real')) {
           var up = 0;
           cols.forEach(function (jj) { if (fl.cols[jj].kind === 'sns' || fl.cols[jj].kind === 'snum') up = fl.v[jj][k]; });
@@ -574,7 +591,8 @@
     $('table-note').textContent = (idx.length > MAX_TABLE_ROWS ? 'showing ' + MAX_TABLE_ROWS + ' of ' : '') +
       fmtCount(idx.length) + ' function' + (idx.length === 1 ? '' : 's') +
       (q ? ' matching "' + q + '"' : '') + '; click a column to sort' +
-      (diff ? ', a row to mark its paths in the graph' : ', a row for its callers and callees');
+      (diff ? ', a row to mark its paths in the graph' : ', a row for its callers and callees') +
+      (marks ? '. ' + TILDE : '');
   }
 
   function setSort(k) {
@@ -598,24 +616,28 @@
     sec.hidden = false;
     $('calls-title').textContent = 'Callers and callees of ' + fname(f);
     var callers = [], callees = [];
-    for (var i = 0; i + 4 < E.length; i += 5) {
+    for (var i = 0; i + 5 < E.length; i += 6) {
       if (E[i + 1] === f) callers.push(i);
       if (E[i] === f && F.kind[E[i]] !== 2) callees.push(i);
     }
     var byIncl = function (a, b) { return E[b + 3] - E[a + 3] || (fname(E[a]) < fname(E[b]) ? -1 : 1); };
     callers.sort(byIncl);
     callees.sort(function (a, b) { return E[b + 3] - E[a + 3] || (fname(E[a + 1]) < fname(E[b + 1]) ? -1 : 1); });
-    var self = { calls: F.calls[f], incl: F.incl[f], excl: F.excl[f] };
+    var self = { calls: F.calls[f], incl: F.incl[f], excl: F.excl[f], all: F.incl_all[f] };
     var t = el('table', 'data'), th = el('tr');
-    ['calls', 'incl', 'self', 'incl%'].forEach(function (h) { th.appendChild(el('th', null, h)); });
+    ['calls', 'incl', 'self', 'incl/call', 'self/call', 'incl%'].forEach(function (h) {
+      th.appendChild(el('th', null, h));
+    });
     th.appendChild(el('th', 'fn', 'function'));
     t.appendChild(el('thead')).appendChild(th);
     var tb = el('tbody');
-    var line = function (g, calls, incl, excl, cls, where) {
+    var line = function (g, calls, incl, excl, all, cls, where) {
       var tr = el('tr');
       tr.appendChild(el('td', 'n', fmtCount(calls)));
       tr.appendChild(el('td', 'n', fmtNs(incl)));
       tr.appendChild(el('td', 'n', fmtNs(excl)));
+      tr.appendChild(el('td', 'n', fmtNs(calls ? all / calls : 0)));
+      tr.appendChild(el('td', 'n', fmtNs(calls ? excl / calls : 0)));
       tr.appendChild(el('td', 'n', fmtPct(incl, self.incl)));
       var td = el('td', 'fn ' + cls);
       funcCell(td, g, where);
@@ -623,15 +645,16 @@
       if (g !== f && F.kind[g] !== 2) tr.addEventListener('click', function () { select(g, false); });
       tb.appendChild(tr);
     };
-    callers.forEach(function (i) { line(E[i], E[i + 2], E[i + 3], E[i + 4], 'ind', 'caller'); });
-    line(f, self.calls, self.incl, self.excl, 'self', '');
-    callees.forEach(function (i) { line(E[i + 1], E[i + 2], E[i + 3], E[i + 4], 'ind', 'callee'); });
+    callers.forEach(function (i) { line(E[i], E[i + 2], E[i + 3], E[i + 4], E[i + 5], 'ind', 'caller'); });
+    line(f, self.calls, self.incl, self.excl, self.all, 'self', '');
+    callees.forEach(function (i) { line(E[i + 1], E[i + 2], E[i + 3], E[i + 4], E[i + 5], 'ind', 'callee'); });
     t.appendChild(tb);
     box.textContent = '';
     box.appendChild(el('p', null, 'Per caller: the calls it made to ' + fname(f) + ' and the time ' +
       fname(f) + ' spent on them; per callee: the calls from ' + fname(f) + ' and the time spent in ' +
       'them, summed over every call path and thread (as capprof callers/callees print them). ' +
-      'incl: inclusive time, self: exclusive time; incl% is of ' + fname(f) + '\'s incl.'));
+      'incl: inclusive time (outermost calls of a pair), self: exclusive time, incl/call: the mean ' +
+      'inclusive time of one call; incl% is of ' + fname(f) + '\'s incl.'));
     box.appendChild(t);
   }
 
@@ -665,6 +688,15 @@
     });
     var uniq = probes.filter(function (p, k) { return probes.indexOf(p) === k; });
     rows.push(['probe overhead', uniq.join('; ') + ' per call (calibrated at start-up; clock: ' + d0.clock + ')']);
+    dumps.forEach(function (d) {
+      var ic = d.intercept;
+      if (!ic) return;
+      rows.push(['library calls', (dumps.length > 1 ? baseName(d.path) + ': ' : '') + 'interception ' + ic.status +
+        (ic.spec ? ' (' + ic.spec + ')' : '') + ', ' + fmtCount(ic.modules) + ' modules and ' + fmtCount(ic.slots) +
+        ' import slots patched; probe ' + fmtNs(ic.inner_ns) + ' own + ' + fmtNs(ic.outer_ns) +
+        ' caller\'s per intercepted call' + (ic.unrecorded ? '; ' + fmtCount(ic.unrecorded) +
+        ' calls passed through unrecorded' : '')]);
+    });
     return rows;
   }
 
@@ -736,6 +768,7 @@
         'hover for its figures.'));
       sw('#d04fd8', 'search match');
       sw('hsl(200,55%,65%)', 'zone');
+      if (F.kind.indexOf(3) >= 0) sw('hsl(115,45%,62%)', 'library call (capprof run)');
       sw('#c8c8c8', 'synthetic or [other]');
     }
   }
@@ -786,6 +819,10 @@
     $('search').addEventListener('keydown', function (ev) { if (ev.key === 'Enter') { clearTimeout(timer); runSearch(); } });
     var ft = null;
     $('filter').addEventListener('input', function () { clearTimeout(ft); ft = setTimeout(renderTable, 120); });
+    if (F.kind.indexOf(3) >= 0) {      /* 'capprof run': library calls can be shown alone */
+      $('api-box').hidden = false;
+      $('api-only').addEventListener('change', renderTable);
+    }
     canvas.addEventListener('mousemove', tooltip);
     canvas.addEventListener('mouseleave', function () { $('tip').hidden = true; });
     canvas.addEventListener('click', onClick);
