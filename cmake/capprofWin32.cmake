@@ -4,7 +4,7 @@
 # cross-compiling with MinGW; naked inline asm for MSVC x86), and the export
 # list of capprof.dll.
 
-set(CAPPROF_WIN_SOURCES src/win/os.c src/win/hooks.c src/win/dumpsig.c)
+set(CAPPROF_WIN_SOURCES src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c)
 set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_func_exit)
 
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.

@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sample.h"
 
-#define MAX_SECTIONS 16
+#define MAX_SECTIONS 24
 
 struct writer {
   os_file f;
@@ -70,6 +71,17 @@ static void w_cstr(struct writer *w, const char *s)
 }
 
 static uint64_t sec_begin(struct writer *w) { return w->off; }
+
+static void sec_end(struct writer *w, uint32_t type, uint64_t start);
+
+/* The writer for sections written by other files (sample.c). */
+struct dump_writer { struct writer w; };
+void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) { w_bytes(&w->w, p, n); }
+void dumpw_u32(struct dump_writer *w, uint32_t v) { w_u32(&w->w, v); }
+void dumpw_u64(struct dump_writer *w, uint64_t v) { w_u64(&w->w, v); }
+void dumpw_str(struct dump_writer *w, const char *s) { w_cstr(&w->w, s); }
+uint64_t dumpw_begin(struct dump_writer *w) { return sec_begin(&w->w); }
+void dumpw_end(struct dump_writer *w, uint32_t type, uint64_t start) { sec_end(&w->w, type, start); }
 
 static void sec_end(struct writer *w, uint32_t type, uint64_t start)
 {
@@ -491,6 +503,23 @@ static void write_threads(struct writer *w)
   write_merges(w, rows, nrows);
   write_calibration(w, rows, nrows);
   write_throttle(w, rows, nrows);
+
+  /* Sampling sections refer to threads and their nodes by the rows written. */
+  size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));
+  cbytes = (cbytes + os_page_size() - 1) / os_page_size() * os_page_size();
+  char *mem = os_reserve(cbytes);
+  if (mem && os_commit(mem, cbytes) == 0) {
+    const void **who = (const void **)(void *)mem;
+    uint32_t *counts = (uint32_t *)(void *)(mem + (nrows + 1) * sizeof(void *));
+    for (i = 0; i < nrows; i++) {
+      who[i] = rows[i].e ? (const void *)rows[i].e : (const void *)rows[i].t;
+      counts[i] = rows[i].count;
+    }
+    sample_write_sections((struct dump_writer *)(void *)w, who, counts, nrows);
+  } else {
+    w->err = CAPPROF_ENOMEM;
+  }
+  os_release(mem, cbytes);
   os_release(rows, rbytes);
 }
 

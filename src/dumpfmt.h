@@ -43,6 +43,9 @@ enum cpd_section_type {
   CPD_SEC_CALIBRATION = 9, /* per-thread time of the runtime's slow paths */
   CPD_SEC_THREAD_MERGES = 10, /* THREADS records that hold several ended threads */
   CPD_SEC_API     = 11,   /* intercepted library functions: key CPD_KEY_API | id */
+  CPD_SEC_SAMPLE_SESSIONS = 12, /* sampling sessions and profile objects, buckets */
+  CPD_SEC_SAMPLE_NODES = 13,    /* samples charged to call-tree nodes */
+  CPD_SEC_SAMPLE_STACKS = 14,   /* sampled program counters and stacks per thread */
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
   CPD_SEC_INTERCEPT_SKIPS = 17 /* imports left alone, per reason and function */
 };
@@ -69,6 +72,28 @@ enum cpd_skip_reason {
   CPD_SKIP_REASONS = 9
 };
 
+/* Sampling (sections 12-14; docs/dump-format.md). A session is the
+** process-wide sampling of CAPPROF_SAMPLE (kind PROCESS: charged to call
+** paths, stacks recorded) or a profile object (kind OBJECT: buckets). */
+enum cpd_sample_kind { CPD_SK_PROCESS = 1, CPD_SK_OBJECT = 2 };
+enum cpd_sample_source {
+  CPD_SRC_TASK_CLOCK = 1, CPD_SRC_CPU_CLOCK = 2, CPD_SRC_CPU_TIMER = 3,
+  CPD_SRC_CYCLES = 4, CPD_SRC_INSTRUCTIONS = 5, CPD_SRC_BRANCHES = 6,
+  CPD_SRC_BRANCH_MISSES = 7, CPD_SRC_CACHE_REFERENCES = 8, CPD_SRC_CACHE_MISSES = 9,
+  CPD_SRC_COUNT = 10
+};
+/* How the samples were taken. */
+enum cpd_sample_method {
+  CPD_SM_NONE = 0,        /* not taken: the source was unavailable (see note) */
+  CPD_SM_PERF = 1,        /* Linux perf_event_open, one event per thread */
+  CPD_SM_CPU_TIMER = 2,   /* POSIX per-thread CPU-time timer and a signal */
+  CPD_SM_NT_PROFILE = 3,  /* NtCreateProfileEx profile object */
+  CPD_SM_SUSPEND = 4      /* sampler thread: suspend, read context, resume */
+};
+#define CPD_SS_UNIT_NS     1u     /* interval in nanoseconds of CPU time */
+#define CPD_SS_UNIT_EVENTS 2u     /* interval in counted events */
+#define CPD_SS_F_FAILED    1u     /* the session could not start (note says why) */
+#define CPD_SS_F_CLOSED    2u     /* profile object closed before the dump */
 /* THROTTLE: u64 calls at which throttling is decided (0: off), u64 ns per
 ** call under which a node is throttled, u32 CPD_HOOKS_* bits, u32 record
 ** count, then records of CPD_THROTTLE_REC_SIZE bytes: u32 thread (index in

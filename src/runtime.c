@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sample.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
 
@@ -122,6 +123,7 @@ void runtime_init(void)
     clock_calibrate_probe();
     intercept_start();                     /* CAPPROF_API: patch import slots */
     os_dumpsig_start();
+    sample_init_from_env();
   }
   os_restore_errors(e);
 }
@@ -172,6 +174,7 @@ struct cp_thread *runtime_thread_slow(void)
   if (t) {
     os_thread_register(t);
     os_set_thread(t);
+    sampler_thread_begin();            /* sampling events of a thread started later */
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
@@ -213,6 +216,12 @@ void runtime_thread_retire(struct cp_thread *t)
   os_set_thread(&busy_thread);
   os_lock();
   ended_retire(t);
+  /* Packed: the last record, with t's tid and node count (a merge adds none,
+  ** or a group record). */
+  const struct cp_ended *last = cp_g.ended;
+  while (last && last->next) last = last->next;
+  sample_tree_retired(t, last && !last->group && last->tid == t->tid &&
+                             last->nnodes == t->nnodes ? last : NULL);
   int pooled = ended_pool_put(t);
   os_unlock();
   if (!pooled) calltree_free(t);
@@ -249,6 +258,7 @@ void runtime_fork_child(void)
     self->lost_frames = 0;
     calltree_rebase(self, cp_tnow(self));
   }
+  sample_fork_child();
   os_unlock();                 /* runtime_fork_prepare took it in this thread */
 }
 
@@ -360,6 +370,7 @@ void runtime_atexit(void)
 {
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
+  sample_finish();                         /* no sample lands during the dump */
   runtime_report_pending();
   /* A privileged process writes a dump only where the program asked. */
   if (cp_g.secure && !cp_g.output_from_api) {

@@ -28,6 +28,7 @@ static const struct command commands[] = {
   { "cflags", cmd_cflags, "recommended instrumentation flags for a compiler" },
   { "ldflags", cmd_ldflags, "flags that link the capprof runtime" },
   { "run", cmd_run, "run a program, its library calls profiled (no recompile)" },
+  { "annotate", cmd_annotate, "a function's source lines with their samples" },
 };
 
 static void usage(FILE *f)

@@ -28,7 +28,10 @@ static const char usage[] =
   "exceeds the run-to-run spread (real) or not (noise); that needs two runs\n"
   "or more on each side.\n"
   "\n"
-  "  -s, --sort=KEY   self (default), incl or calls: the change to sort by\n"
+  "When both dumps were sampled, 'cpu self' is the change in the CPU time of\n"
+  "the samples with the program counter in the function (report --samples).\n"
+  "\n"
+  "  -s, --sort=KEY   self (default), incl, calls or cpu: the change to sort by\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "  -k, --keep-modules  match functions by name and module only: by default\n"
@@ -42,14 +45,15 @@ static const char usage[] =
 
 struct row {
   const struct prof_func *base, *new;   /* either may be NULL */
-  double d_calls, d_incl, d_excl;
+  double d_calls, d_incl, d_excl, d_cpu;
 };
 
 static int sort_key;
 
 static double impact(const struct row *r)
 {
-  return fabs(sort_key == 1 ? r->d_incl : sort_key == 2 ? r->d_calls : r->d_excl);
+  return fabs(sort_key == 1 ? r->d_incl : sort_key == 2 ? r->d_calls
+              : sort_key == 3 ? r->d_cpu : r->d_excl);
 }
 
 static int by_impact(const void *pa, const void *pb)
@@ -102,7 +106,8 @@ int cmd_diff(int argc, char **argv)
       if (!strcmp(optarg, "self")) sort_key = 0;
       else if (!strcmp(optarg, "incl") || !strcmp(optarg, "total")) sort_key = 1;
       else if (!strcmp(optarg, "calls")) sort_key = 2;
-      else return 1 + tool_error("diff: --sort wants self, incl or calls, not '%s'", optarg);
+      else if (!strcmp(optarg, "cpu")) sort_key = 3;
+      else return 1 + tool_error("diff: --sort wants self, incl, calls or cpu, not '%s'", optarg);
       break;
     case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
@@ -170,12 +175,22 @@ int cmd_diff(int argc, char **argv)
     r->d_calls = (double)(r->new ? r->new->calls : 0) - (double)(r->base ? r->base->calls : 0);
     r->d_incl = raw ? y->incl_raw - x->incl_raw : y->incl - x->incl;
     r->d_excl = raw ? y->excl_raw - x->excl_raw : y->excl - x->excl;
+    r->d_cpu = (r->new ? r->new->pc.cpu_self : 0) - (r->base ? r->base->pc.cpu_self : 0);
   }
+  int cpu = a->pc_samples && b->pc_samples;
+  if (!cpu && (a->pc_samples || b->pc_samples))
+    tool_warn("diff: only %s was sampled: no CPU time column", a->pc_samples ? "BASE" : "NEW");
+  if (sort_key == 3 && !cpu) sort_key = 0;
   qsort(rows, n, sizeof *rows, by_impact);
 
   display_start(1);
-  printf("%s%14s %14s %8s %10s %8s %10s %8s  %s%s\n", disp_on(DISP_HEADER), "calls before",
-         "calls after", "change", "self", "change", "incl", "change", "function", disp_off());
+  if (cpu)
+    printf("%s%14s %14s %8s %10s %8s %10s %8s  %10s %8s  %s%s\n", disp_on(DISP_HEADER),
+           "calls before", "calls after", "change", "self", "change", "incl", "change",
+           "cpu self", "change", "function", disp_off());
+  else
+    printf("%s%14s %14s %8s %10s %8s %10s %8s  %s%s\n", disp_on(DISP_HEADER), "calls before",
+           "calls after", "change", "self", "change", "incl", "change", "function", disp_off());
   char s1[32], s2[32], s3[32], s4[48], s5[32], s6[48], s7[32];
   for (size_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct row *r = &rows[i];
@@ -188,6 +203,12 @@ int cmd_diff(int argc, char **argv)
            change(raw ? x->excl_raw : x->excl, raw ? y->excl_raw : y->excl, s5, sizeof s5),
            signed_ns(r->d_incl, s6, sizeof s6),
            change(raw ? x->incl_raw : x->incl, raw ? y->incl_raw : y->incl, s7, sizeof s7));
+    if (cpu) {
+      char c1[48], c2[32];
+      used += printf("%10s %8s  ", signed_ns(r->d_cpu, c1, sizeof c1),
+                     change(r->base ? r->base->pc.cpu_self : 0, r->new ? r->new->pc.cpu_self : 0,
+                            c2, sizeof c2));
+    }
     disp_name(stdout, r->new ? r->new->name : r->base->name,
               r->new ? (r->base ? "" : "  [new]") : "  [gone]", (size_t)used);
     putchar('\n');

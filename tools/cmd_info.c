@@ -48,6 +48,8 @@ static void print_id(const struct cpd_module *m)
   }
 }
 
+static void print_sampling(const struct cpd_dump *d);
+
 /* API interception ('capprof run'): what was patched, the probe cost of an
 ** intercepted call, and what was left alone and why. */
 static void print_intercept(const struct cpd_dump *d)
@@ -174,6 +176,51 @@ static void info_one(const struct cpd_dump *d)
   sym_close(sym);
   zone_print_info(stdout, d);
   print_intercept(d);
+  print_sampling(d);
+}
+
+/* Sampling sessions: how each sampled, what it got, and for CAPPROF_SAMPLE
+** whether stack walks worked (frame pointers). */
+static void print_sampling(const struct cpd_dump *d)
+{
+  char a[64], b[64], c[64];
+  for (uint32_t i = 0; i < d->nsessions; i++) {
+    const struct cpd_sample_session *s = &d->sessions[i];
+    int proc = s->kind == CPD_SK_PROCESS;
+    printf("sampling:    %s \"%s\": %s every ", proc ? "process-wide" : "profile object",
+           s->name, cpd_source_name(s->source));
+    if (s->unit == CPD_SS_UNIT_NS) printf("%s of CPU time", fmt_ns((double)s->interval, a, sizeof a));
+    else printf("%s events", fmt_count(s->interval, a, sizeof a));
+    printf("%s\n", s->flags & CPD_SS_F_CLOSED ? " (closed)" : "");
+    if (s->flags & CPD_SS_F_FAILED) {
+      printf("             did not run: %s\n", s->note);
+      continue;
+    }
+    printf("             method: %s\n", s->method_text[0] ? s->method_text : "never started");
+    if (s->note[0]) printf("             %s\n", s->note);
+    if (proc) {
+      printf("             %s samples, %s recorded, %s lost (no room)\n",
+             fmt_count(s->samples, a, sizeof a), fmt_count(s->hits, b, sizeof b),
+             fmt_count(s->lost, c, sizeof c));
+      if (s->samples && s->walked * 10 >= s->samples)
+        printf("             stacks: frame-pointer walks found callers for %s of the samples\n",
+               fmt_pct((double)s->walked, (double)s->samples, a, sizeof a));
+      else if (s->samples)
+        printf("             stacks: flat profile only: frame-pointer walks found callers for\n"
+               "             %s of the samples (the program keeps no frame pointers; build it\n"
+               "             with -fno-omit-frame-pointer for sampled call trees)\n",
+               fmt_pct((double)s->walked, (double)s->samples, a, sizeof a));
+    } else {
+      printf("             range %#" PRIx64 "-%#" PRIx64 ", %u buckets of %llu bytes; "
+             "%s samples, %s in the range\n", s->lo, s->hi, s->nbuckets,
+             1ull << (s->shift & 63), fmt_count(s->samples, a, sizeof a),
+             fmt_count(s->hits, b, sizeof b));
+    }
+  }
+  uint64_t nodes = 0;
+  for (uint32_t i = 0; i < d->nsample_threads; i++) nodes += d->sample_threads[i].nnodes;
+  if (d->nsample_threads)
+    printf("sampled:     %u threads, %" PRIu64 " stack nodes\n", d->nsample_threads, nodes);
 }
 
 int cmd_info(int argc, char **argv)

@@ -31,6 +31,7 @@ static const char usage[] =
 
 struct builder {
   struct cpd_dump *d;      /* the dump being built */
+  uint32_t *merged_of;     /* per profile thread: its merged thread's index */
   uint32_t *func_key_lo;   /* per function: string index + 1, 0 if not yet */
   uint32_t *func_mod;      /* per function: module index + 1, 0 if none */
   uint32_t cap_strings, cap_modules, cap_apis;
@@ -159,9 +160,12 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
     if (!o->start_ns || (s->start_ns && s->start_ns < o->start_ns)) o->start_ns = s->start_ns;
     if (s->end_ns > o->end_ns) o->end_ns = s->end_ns;
   }
+  for (uint32_t i = 0; i < t->nnodes && !o->samples; i++)
+    if (t->nodes[i].s_self && !(o->samples = calloc(t->nnodes, sizeof *o->samples))) return -1;
   for (uint32_t i = 0; i < t->nnodes; i++) {
     const struct prof_node *s = &t->nodes[i];
     struct cpd_node *c = &o->nodes[i];
+    if (o->samples) o->samples[i] = s->s_self;
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
     c->parent = i ? s->parent : CPD_NO_PARENT;
     c->flags = s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
@@ -253,6 +257,81 @@ static int add_zone_issues(struct builder *b, const struct profile *p, const uin
   return 0;
 }
 
+/* Sampling: one process-wide session summing the inputs', and every input
+** thread's sampled stacks with its addresses turned into symbol keys (a
+** merged dump is never symbolized again). Stacks of threads with hooks go
+** with their merged thread; the others stay threads of their own. Returns
+** -1 when out of memory. */
+static int add_sampling(struct builder *b, struct profile *p, uint32_t nfuncs)
+{
+  struct cpd_dump *d = b->d;
+  const struct cpd_sample_session *first = NULL;
+  uint32_t nst = 0;
+  int mixed = 0;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct cpd_sample_session *s = cpd_process_sampling(p->dumps[k].d);
+    if (s && !first) first = s;
+    if (s && first && (s->interval != first->interval || s->unit != first->unit)) mixed = 1;
+    nst += p->dumps[k].d->nsample_threads;
+  }
+  if (!first) return 0;
+  struct cpd_sample_session *o = d->sessions = calloc(1, sizeof *d->sessions);
+  if (!o) return -1;
+  d->nsessions = 1;
+  *o = *first;
+  o->samples = o->hits = o->lost = o->walked = 0;
+  o->nbuckets = 0;
+  o->buckets = NULL;
+  o->name = strdup("merged");
+  o->method_text = strdup(first->method_text);
+  o->note = strdup(mixed ? "the runs sampled at different intervals: CPU times use the first's"
+                         : "");
+  if (!o->name || !o->method_text || !o->note) return -1;
+  if (mixed) tool_warn("merge: the runs sampled at different intervals; the merged dump's "
+                       "CPU times use the first run's");
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct cpd_sample_session *s = cpd_process_sampling(p->dumps[k].d);
+    if (!s) continue;
+    o->samples += s->samples;
+    o->hits += s->hits;
+    o->lost += s->lost;
+    o->walked += s->walked;
+  }
+  d->sample_threads = calloc(nst + 1, sizeof *d->sample_threads);
+  if (!d->sample_threads) return -1;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct cpd_dump *sd = p->dumps[k].d;
+    if (!sd->nsample_threads) continue;
+    struct symbolizer *sym = sym_open(sd);
+    if (!sym) return -1;
+    for (uint32_t i = 0; i < sd->nsample_threads; i++) {
+      const struct cpd_sample_thread *st = &sd->sample_threads[i];
+      struct cpd_sample_thread *t = &d->sample_threads[d->nsample_threads++];
+      *t = *st;
+      t->name = strdup(st->name ? st->name : "");
+      t->nodes = malloc((size_t)st->nnodes * sizeof *t->nodes);
+      if (!t->name || !t->nodes) { sym_close(sym); return -1; }
+      t->thread = CPD_NO_PARENT;               /* its own sampled tree, unless hooked: */
+      if (prof_thread_hooked(sd, st->thread)) { /* the st->thread-th thread of dump k */
+        for (uint32_t j = 0, seen = 0; j < p->nthreads; j++) {
+          if (p->threads[j].sampled || p->threads[j].dump != (int)k) continue;
+          if (seen++ == st->thread) { t->thread = b->merged_of[j]; break; }
+        }
+      }
+      for (uint32_t n = 0; n < st->nnodes; n++) {
+        t->nodes[n] = st->nodes[n];
+        if (!n) continue;
+        struct sym_info si;
+        sym_lookup(sym, st->nodes[n].addr, &si);
+        uint32_t f = prof_intern(p, si.name, si.module, si.file, si.line);
+        t->nodes[n].addr = f < nfuncs ? key_of(b, p, f) : CPD_KEY_SINK;
+      }
+    }
+    sym_close(sym);
+  }
+  return b->oom ? -1 : 0;
+}
+
 static const struct profile *sort_prof;
 static const uint32_t *sort_ord;
 
@@ -316,13 +395,25 @@ static int build(struct builder *b, struct profile *p)
   d->cmdline_len = f->cmdline_len;
   set_clock(d, p);
 
+  /* Trees built from sampled stacks (threads without hooks) are not merged
+  ** as call trees: their stacks are copied below (add_sampling). */
+  uint32_t nt = 0, zcap = 0;
+  for (uint32_t i = 0; i < p->nthreads; i++) {
+    if (p->threads[i].sampled) continue;
+    struct prof_thread tmp = p->threads[nt];
+    p->threads[nt++] = p->threads[i];
+    p->threads[i] = tmp;
+  }
+  b->merged_of = malloc(((size_t)p->nthreads + 1) * sizeof *b->merged_of);
+  if (!b->merged_of) return -1;
+
   /* Group threads: the k-th thread named X entering function F of each dump
   ** goes with the k-th such thread of the others. Two sorts, so that a dump with a hundred
   ** thousand threads does not take n^2 steps. */
-  uint32_t nt = p->nthreads, zcap = 0;
   uint32_t *ord = malloc((nt + 1) * sizeof *ord), *sorted = malloc((nt + 1) * sizeof *sorted);
   uint32_t *gstart = malloc((nt + 1) * sizeof *gstart), *gcount = malloc((nt + 1) * sizeof *gcount);
   d->threads = calloc(nt + 1, sizeof *d->threads);
+  uint32_t nfuncs = p->nfuncs;
   b->func_key_lo = calloc(p->nfuncs + 1, sizeof *b->func_key_lo);
   b->func_mod = calloc(p->nfuncs + 1, sizeof *b->func_mod);
   int rc = -1;
@@ -350,11 +441,13 @@ static int build(struct builder *b, struct profile *p)
     if (!gcount[i]) continue;
     struct prof_thread t;
     if (prof_merge_threads(p, sorted + gstart[i], gcount[i], &t) != 0) goto out;
+    for (uint32_t k = 0; k < gcount[i]; k++) b->merged_of[sorted[gstart[i] + k]] = d->nthreads;
     int bad = add_tree(b, p, &t, sorted + gstart[i], gcount[i]);
     prof_thread_free(&t);
     if (bad || add_zone_issues(b, p, sorted + gstart[i], gcount[i], d->nthreads - 1, &zcap) != 0)
       goto out;
   }
+  if (add_sampling(b, p, nfuncs) != 0) goto out;
   rc = 0;
 out:
   free(ord);
@@ -363,6 +456,7 @@ out:
   free(gcount);
   free(b->func_key_lo);
   free(b->func_mod);
+  free(b->merged_of);
   return rc;
 }
 

@@ -32,10 +32,18 @@ static const char usage[] =
   "self/call and incl/call = their means per call, incl min and incl max = the\n"
   "inclusive time of the shortest and the longest single call.\n"
   "\n"
+  "With --samples: the flat profile of a sampled run (CAPPROF_SAMPLE, capprof\n"
+  "run --sample), per function: samples where the program counter was (self)\n"
+  "and with the function anywhere on the sampled stack (incl).\n"
+  "When the dump has samples charged to call paths, the report adds each\n"
+  "function's CPU time from samples (cpu self, cpu incl) and cpu incl's share\n"
+  "of the elapsed incl time (cpu/incl).\n"
+  "\n"
   "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
+  "      --samples    the flat profile of the samples (program counters)\n"
   "      --api        intercepted library calls alone ('capprof run'), per\n"
   "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
@@ -101,6 +109,82 @@ static void report_zone_warnings(const struct profile *p)
   for (uint32_t i = 0; i < p->ndumps; i++) d[i] = p->dumps[i].d;
   zone_warn(d, p->ndumps);
   free(d);
+}
+
+/* ---- samples ----------------------------------------------------------------- */
+
+/* One line saying how a dump was sampled; returns its process session. */
+const struct cpd_sample_session *samples_describe(FILE *f, const struct cpd_dump *d)
+{
+  const struct cpd_sample_session *s = cpd_process_sampling(d);
+  if (!s) return NULL;
+  char a[32];
+  if (s->flags & CPD_SS_F_FAILED) {
+    fprintf(f, "%s: sampling did not run: %s\n", d->path, s->note);
+    return s;
+  }
+  fprintf(f, "%s: %s samples of %s every ", d->path, fmt_count(s->samples, a, sizeof a),
+          cpd_source_name(s->source));
+  if (s->unit == CPD_SS_UNIT_NS) fprintf(f, "%s of CPU time", fmt_ns((double)s->interval, a, sizeof a));
+  else fprintf(f, "%s events", fmt_count(s->interval, a, sizeof a));
+  fprintf(f, " (%s)\n", s->method_text);
+  return s;
+}
+
+static const struct profile *pc_prof;
+
+static int by_pc_self(const void *pa, const void *pb)
+{
+  const struct prof_func *a = &pc_prof->funcs[*(const uint32_t *)pa];
+  const struct prof_func *b = &pc_prof->funcs[*(const uint32_t *)pb];
+  if (a->pc.self != b->pc.self) return a->pc.self < b->pc.self ? 1 : -1;
+  if (a->pc.incl != b->pc.incl) return a->pc.incl < b->pc.incl ? 1 : -1;
+  return strcmp(a->name, b->name);
+}
+
+static int report_samples(const struct profile *p, double limit)
+{
+  uint64_t walked = 0, samples = 0;
+  int any = 0, failed = 0;
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    const struct cpd_sample_session *s = samples_describe(stdout, p->dumps[i].d);
+    if (s) any = 1;
+    if (s && (s->flags & CPD_SS_F_FAILED)) failed = 1;
+    if (s) { walked += s->walked; samples += s->samples; }
+  }
+  if (!any)
+    return tool_error("report: no samples in the dump%s (sample with CAPPROF_SAMPLE=time:1ms "
+                      "or 'capprof run --sample')", p->ndumps > 1 ? "s" : "");
+  if (!p->pc_samples)
+    return failed ? 1 : tool_error("report: the sampling recorded no sample (did the program run "
+                                   "long enough? the default interval is 1 ms of CPU time)");
+  uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
+  if (!order) return tool_error("out of memory");
+  for (uint32_t f = 0; f < p->nfuncs; f++)
+    if (p->funcs[f].pc.self || p->funcs[f].pc.incl)
+      if (!p->funcs[f].synthetic) order[n++] = f;
+  pc_prof = p;
+  qsort(order, n, sizeof *order, by_pc_self);
+  char a[32], b[32], c[32], d[32], e[32];
+  printf("%s samples with a program counter, %s of CPU time; stack walks found callers for "
+         "%s of them%s\n", fmt_count(p->pc_samples, a, sizeof a), fmt_ns(p->pc_cpu, b, sizeof b),
+         fmt_pct((double)walked, (double)samples, c, sizeof c),
+         samples && walked * 10 < samples ? " (no frame pointers: incl is self only)" : "");
+  printf("self: samples with the program counter in the function; incl: samples with the\n"
+         "function anywhere on the sampled stack; cpu = samples x interval.\n");
+  printf("%6s %10s %10s %10s %10s  %s\n", "self%", "self", "cpu self", "incl", "cpu incl",
+         "function");
+  for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    printf("%6s %10s %10s %10s %10s  %s", fmt_pct((double)f->pc.self, (double)p->pc_samples, a, sizeof a),
+           fmt_count(f->pc.self, b, sizeof b), fmt_ns(f->pc.cpu_self, c, sizeof c),
+           fmt_count(f->pc.incl, d, sizeof d), fmt_ns(f->pc.cpu_incl, e, sizeof e), f->name);
+    if (f->file) printf("  (%s:%u)", sym_base_name(f->file), f->line);
+    else if (f->module[0]) printf("  (%s)", f->module);
+    putchar('\n');
+  }
+  free(order);
+  return 0;
 }
 
 /* ---- several runs ------------------------------------------------------------ */
@@ -285,13 +369,14 @@ int cmd_report(int argc, char **argv)
     { "limit", required_argument, NULL, 'n' },
     { "raw", no_argument, NULL, 'r' },
     { "sum", no_argument, NULL, 'S' },
+    { "samples", no_argument, NULL, 'P' },
     { "api", no_argument, NULL, 'A' },
     { "help", no_argument, NULL, 'h' },
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, key = 0, sum = 0, api = 0, sorted = 0, c;
+  int raw = 0, key = 0, sum = 0, api = 0, sorted = 0, samples = 0, c;
   struct filter flt = { 0 };
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":s:n:rht:", longopts, NULL)) != -1) {
@@ -310,6 +395,7 @@ int cmd_report(int argc, char **argv)
     case 'n': if (tool_parse_num("report", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
     case 'S': sum = 1; break;
+    case 'P': samples = 1; break;
     case 'A': api = 1; break;
     case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
@@ -322,6 +408,11 @@ int cmd_report(int argc, char **argv)
   flt.raw = raw;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   display_start(1);
+  if (samples) {
+    int rc = report_samples(p, limit);
+    prof_free(p);
+    return rc;
+  }
   if (api) {
     int rc = report_api(p, sorted ? key : 1, raw, limit);
     fflush(stdout);
@@ -357,9 +448,18 @@ int cmd_report(int argc, char **argv)
   printf("%u dump%s, %u thread%s, %s calls, %s%s\n", p->ndumps, p->ndumps == 1 ? "" : "s",
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
-  printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
-         "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
-         disp_off());
+  int cpu = p->node_samples > 0;
+  if (cpu)
+    printf("cpu self, cpu incl: CPU time from the samples charged to the function's call paths\n"
+           "(samples x interval); cpu/incl: cpu incl as a share of incl.\n");
+  if (cpu)
+    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %10s %10s %8s  %s%s\n", disp_on(DISP_HEADER),
+           "self%", "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max",
+           "cpu self", "cpu incl", "cpu/incl", "function", disp_off());
+  else
+    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
+           "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
+           disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     double self = raw ? f->t.excl_raw : f->t.excl;
@@ -375,6 +475,12 @@ int cmd_report(int argc, char **argv)
                           prof_fmt_ns(avg(f, 0), avg(f, 1), raw, NULL, g, sizeof g),
                           fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
                           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
+    if (cpu) {
+      char x[32], y[32], z[32];
+      used += printf("%10s %10s %8s  ", fmt_ns(f->s.cpu_self, x, sizeof x),
+                     fmt_ns(f->s.cpu_incl, y, sizeof y),
+                     fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
+    }
     char where[600] = "";
     if (f->zone) snprintf(where, sizeof where, "  [zone]");
     else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);

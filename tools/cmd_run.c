@@ -28,11 +28,17 @@ static void usage(FILE *f)
     "                    'default': the C and C++ runtimes and libm (Windows:\n"
     "                    KERNEL32, USER32, GDI32, ADVAPI32 and the C runtime DLL)\n"
     "  --no-api          no interception: the runtime only (programs built with hooks)\n"
+    "  --sample[=SOURCE[:INTERVAL]]  also sample every thread (CAPPROF_SAMPLE):\n"
+    "                    time:1ms by default; SOURCE time, task-clock, cpu-clock,\n"
+    "                    cpu-timer, or a counter where the processor has them\n"
+    "                    (cycles, instructions, branch-misses, cache-misses...)\n"
     "  -o, --output=PATTERN  dump path pattern, as CAPPROF_OUTPUT (%%n program name,\n"
     "                    %%p pid, %%t start time); default %%n.%%p.capprof\n"
     "  -q, --quiet       do not print the line naming the dumps written\n"
     "  -h, --help        this text\n\n"
-    "Then: capprof report --api DUMP... lists the library calls per library.\n");
+    "Then: capprof report --api DUMP... lists the library calls per library;\n"
+    "with --sample, capprof report --samples and capprof annotate FUNC DUMP\n"
+    "show where the CPU time went.\n");
 }
 
 static int add_setting(struct run_opts *o, const char *name, const char *value)
@@ -102,6 +108,7 @@ int cmd_run(int argc, char **argv)
   static const struct option longopts[] = {
     { "api", required_argument, NULL, 'a' },
     { "no-api", no_argument, NULL, 'N' },
+    { "sample", optional_argument, NULL, 'S' },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -120,6 +127,10 @@ int cmd_run(int argc, char **argv)
       api = optarg;
       break;
     case 'N': o.no_api = 1; break;
+    case 'S':
+      /* The runtime checks the source and interval and says what is wrong. */
+      if (add_setting(&o, "CAPPROF_SAMPLE", optarg && optarg[0] ? optarg : "time:1ms")) return 1;
+      break;
     case 'o':
       if (!optarg[0]) return tool_error("run: --output needs a pattern");
       if (add_setting(&o, "CAPPROF_OUTPUT", optarg)) return 1;

@@ -25,6 +25,11 @@ static const char usage[] =
   "inclusive time of the shortest and the longest single call, incl% = incl as\n"
   "a share of the thread's total.\n"
   "\n"
+  "When the dump has samples (CAPPROF_SAMPLE), each path also shows its\n"
+  "samples and cpu incl (their CPU time, samples x interval, with callees) and\n"
+  "cpu/incl (cpu incl as a share of incl). A thread without hooks shows the\n"
+  "call tree of its sampled stacks instead, with CPU times from samples.\n"
+  "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
   "  -d, --depth=N        show N levels of calls (default: all)\n"
   "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
@@ -33,7 +38,7 @@ static const char usage[] =
   "  -r, --raw            uncompensated times\n"
   "  -h, --help           this text\n";
 
-struct opts { double depth, prune; int raw, sort, location; };
+struct opts { double depth, prune; int raw, sort, location, samples; };
 
 static const struct profile *sort_prof;
 static const struct prof_node *sort_nodes;
@@ -70,11 +75,23 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   else
     printf("all threads");
   printf(": %s, %s calls, %u paths%s\n", fmt_ns(total, a, sizeof a), fmt_count(calls, b, sizeof b),
-         paths, o->raw ? " (raw times)" : ", probe cost subtracted");
+         paths, t->sampled ? ", CPU time from samples" : o->raw ? " (raw times)"
+                                                            : ", probe cost subtracted");
   if (t->lost_calls)
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
-  printf("%s%12s %10s %10s %10s %10s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "calls", "incl",
-         "self", "incl/call", "self/call", "incl min", "incl max", "incl%", "function", disp_off());
+  if (t->sampled) {
+    printf("  sampled call tree (no hooked functions in this thread): times are CPU time from samples\n");
+    printf("%s%12s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "samples", "cpu incl",
+           "cpu self", "incl%", "function", disp_off());
+  } else if (o->samples) {
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %9s %10s %8s %6s  %s%s\n", disp_on(DISP_HEADER),
+           "calls", "incl", "self", "incl/call", "self/call", "incl min", "incl max", "samples",
+           "cpu incl", "cpu/incl", "incl%", "function", disp_off());
+  } else {
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "calls",
+           "incl", "self", "incl/call", "self/call", "incl min", "incl max", "incl%", "function",
+           disp_off());
+  }
 
   /* Depth-first with an explicit stack of (node, depth); children are
   ** pushed in reverse so the largest is printed first. */
@@ -94,15 +111,25 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     if (i) {
       double incl = o->raw ? n->t.incl_raw : n->t.incl;
       const struct prof_func *fn = &p->funcs[n->func];
-      int used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
-                        prof_fmt_ns(n->t.incl, n->t.incl_raw, o->raw, &marks, b, sizeof b),
-                        prof_fmt_ns(n->t.excl, n->t.excl_raw, o->raw, &marks, c, sizeof c),
-                        prof_fmt_ns(prof_per_call(n->t.incl, n->timed),
-                                    prof_per_call(n->t.incl_raw, n->timed), o->raw, NULL, d, sizeof d),
-                        prof_fmt_ns(prof_per_call(n->t.excl, n->timed),
-                                    prof_per_call(n->t.excl_raw, n->timed), o->raw, NULL, h, sizeof h),
-                        fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
-                        fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
+      int used;
+      if (t->sampled) {
+        used = printf("%12s %10s %10s ", fmt_count(n->s_incl, a, sizeof a), fmt_ns(incl, b, sizeof b),
+                      fmt_ns(o->raw ? n->t.excl_raw : n->t.excl, c, sizeof c));
+      } else {
+        used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
+                      prof_fmt_ns(n->t.incl, n->t.incl_raw, o->raw, &marks, b, sizeof b),
+                      prof_fmt_ns(n->t.excl, n->t.excl_raw, o->raw, &marks, c, sizeof c),
+                      prof_fmt_ns(prof_per_call(n->t.incl, n->timed),
+                                  prof_per_call(n->t.incl_raw, n->timed), o->raw, NULL, d, sizeof d),
+                      prof_fmt_ns(prof_per_call(n->t.excl, n->timed),
+                                  prof_per_call(n->t.excl_raw, n->timed), o->raw, NULL, h, sizeof h),
+                      fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
+                      fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
+        if (o->samples)
+          used += printf("%9s %10s %8s ", fmt_count(n->s_incl, a, sizeof a),
+                         fmt_ns(n->s_incl * t->sample_ns, b, sizeof b),
+                         fmt_pct(n->s_incl * t->sample_ns, incl, c, sizeof c));
+      }
       int hot = disp_pct_kind(incl, total);
       fputs(hot < 0 ? "" : disp_on(hot), stdout);
       fprintf(stdout, "%6s", fmt_pct(incl, total, g, sizeof g));
@@ -170,7 +197,7 @@ int cmd_tree(int argc, char **argv)
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
-  struct opts o = { -1, 0, 0, 0, 0 };
+  struct opts o = { -1, 0, 0, 0, 0, 0 };
   int merge = 0, c;
   struct filter flt = { 0 };
   opterr = 0;
@@ -199,6 +226,12 @@ int cmd_tree(int argc, char **argv)
   if (!p) return 1;
   flt.raw = o.raw;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
+  o.samples = p->node_samples > 0;
+  if (o.samples) {
+    for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
+    printf("samples, cpu incl: samples taken in the path or below it, and the CPU time they\n"
+           "stand for (samples x interval); cpu/incl: cpu incl as a share of incl.\n\n");
+  }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;
   if (!sel) { prof_free(p); return tool_error("out of memory"); }

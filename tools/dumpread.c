@@ -71,7 +71,20 @@ void cpd_free(struct cpd_dump *d)
   for (uint32_t i = 0; d->threads && i < d->nthreads; i++) {
     free(d->threads[i].name);
     free(d->threads[i].nodes);
+    free(d->threads[i].samples);
   }
+  for (uint32_t i = 0; d->sessions && i < d->nsessions; i++) {
+    free(d->sessions[i].name);
+    free(d->sessions[i].method_text);
+    free(d->sessions[i].note);
+    free(d->sessions[i].buckets);
+  }
+  free(d->sessions);
+  for (uint32_t i = 0; d->sample_threads && i < d->nsample_threads; i++) {
+    free(d->sample_threads[i].name);
+    free(d->sample_threads[i].nodes);
+  }
+  free(d->sample_threads);
   for (uint32_t i = 0; d->strings && i < d->nstrings; i++) free(d->strings[i]);
   free(d->merges);
   free(d->strings);
@@ -286,6 +299,123 @@ uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned 
   for (uint32_t i = 0; kind < CPD_ZI_KINDS && i < d->nzone_issues; i++)
     if (d->zone_issues[i].zone == zone) sum += d->zone_issues[i].n[kind];
   return sum;
+}
+
+/* ---- sampling ---------------------------------------------------------------- */
+
+#define SESSION_MIN 96u            /* a session record with empty strings, no buckets */
+
+static int parse_sessions(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * SESSION_MIN > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "sampling session count %u does not fit its section", n);
+  d->sessions = calloc(n ? n : 1, sizeof *d->sessions);
+  if (!d->sessions) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    struct cpd_sample_session *s = &d->sessions[i];
+    d->nsessions = i + 1;
+    s->kind = c_u32(c);
+    s->flags = c_u32(c);
+    s->source = c_u32(c);
+    s->method = c_u32(c);
+    s->interval = c_u64(c);
+    s->unit = c_u32(c);
+    s->shift = c_u32(c);
+    s->samples = c_u64(c);
+    s->hits = c_u64(c);
+    s->lost = c_u64(c);
+    s->walked = c_u64(c);
+    s->lo = c_u64(c);
+    s->hi = c_u64(c);
+    s->name = c_str(c, NULL);
+    s->method_text = c_str(c, NULL);
+    s->note = c_str(c, NULL);
+    s->nbuckets = c_u32(c);
+    if (c->bad == 2) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    if (c->bad || (uint64_t)s->nbuckets * 4 > (uint64_t)(c->end - c->p))
+      return fail(err, errlen, CAPPROF_ECORRUPT, "sampling session %u is cut short", i);
+    if (s->shift > 63 || s->lo > s->hi)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "sampling session %u: bad range or bucket size", i);
+    s->buckets = malloc(((size_t)s->nbuckets + 1) * sizeof *s->buckets);
+    if (!s->buckets) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < s->nbuckets; k++) s->buckets[k] = c_u32(c);
+  }
+  return 0;
+}
+
+/* Samples per call-tree node; parsed after the threads. */
+static int parse_node_samples(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * 16 > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "node sample count %u does not fit its section", n);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t th = c_u32(c), node = c_u32(c);
+    uint64_t v = c_u64(c);
+    if (th >= d->nthreads || node >= d->threads[th].node_count)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "node samples %u: thread %u node %u unknown",
+                  i, th, node);
+    struct cpd_thread *t = &d->threads[th];
+    if (!t->samples && !(t->samples = calloc(t->node_count, sizeof *t->samples)))
+      return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    t->samples[node] += v;
+  }
+  return 0;
+}
+
+#define STHREAD_MIN 36u
+
+static int parse_stacks(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * STHREAD_MIN > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "sampled thread count %u does not fit its section", n);
+  d->sample_threads = calloc(n ? n : 1, sizeof *d->sample_threads);
+  if (!d->sample_threads) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    struct cpd_sample_thread *t = &d->sample_threads[i];
+    d->nsample_threads = i + 1;
+    t->tid = c_u64(c);
+    t->thread = c_u32(c);
+    t->nnodes = c_u32(c);
+    t->samples = c_u64(c);
+    t->lost = c_u64(c);
+    t->name = c_str(c, NULL);
+    if (c->bad == 2) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    if (c->bad || t->nnodes == 0 || (uint64_t)t->nnodes * 16 > (uint64_t)(c->end - c->p))
+      return fail(err, errlen, CAPPROF_ECORRUPT, "sampled thread %u is cut short", i);
+    if (t->thread != CPD_NO_PARENT && t->thread >= d->nthreads)
+      return fail(err, errlen, CAPPROF_ECORRUPT, "sampled thread %u: thread %u unknown", i,
+                  t->thread);
+    t->nodes = malloc((size_t)t->nnodes * sizeof *t->nodes);
+    if (!t->nodes) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < t->nnodes; k++) {
+      struct cpd_snode *s = &t->nodes[k];
+      s->addr = c_u64(c);
+      s->parent = c_u32(c);
+      s->self = c_u32(c);
+      if (k == 0 ? s->parent != CPD_NO_PARENT : s->parent >= k)
+        return fail(err, errlen, CAPPROF_ECORRUPT, "sampled thread %u node %u: bad parent %u",
+                    i, k, s->parent);
+    }
+  }
+  return 0;
+}
+
+const char *cpd_source_name(uint32_t source)
+{
+  static const char *const names[] = { "?", "task-clock", "cpu-clock", "cpu-timer", "cycles",
+                                       "instructions", "branches", "branch-misses",
+                                       "cache-references", "cache-misses" };
+  return source < sizeof names / sizeof names[0] ? names[source] : "?";
+}
+
+const struct cpd_sample_session *cpd_process_sampling(const struct cpd_dump *d)
+{
+  for (uint32_t i = 0; i < d->nsessions; i++)
+    if (d->sessions[i].kind == CPD_SK_PROCESS) return &d->sessions[i];
+  return NULL;
 }
 
 /* API: u32 count, then (u32 id, u32 flags, str library, str symbol) with
@@ -554,6 +684,12 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       rc = parse_calibration(d, &c, err, errlen);
       break;
     }
+  if (!rc && want[CPD_SEC_SAMPLE_SESSIONS])
+    rc = parse_sessions(d, SECTION_CURSOR(CPD_SEC_SAMPLE_SESSIONS), err, errlen);
+  if (!rc && want[CPD_SEC_SAMPLE_NODES])
+    rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODES), err, errlen);
+  if (!rc && want[CPD_SEC_SAMPLE_STACKS])
+    rc = parse_stacks(d, SECTION_CURSOR(CPD_SEC_SAMPLE_STACKS), err, errlen);
 #undef SECTION_CURSOR
   if (rc) {
     cpd_free(d);

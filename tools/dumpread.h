@@ -40,6 +40,40 @@ struct cpd_thread {
   uint64_t slow_calls;              /* CALIBRATION: entries that took the slow path */
   char *name;
   struct cpd_node *nodes;
+  uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */
+};
+
+/* A sampling session: CAPPROF_SAMPLE's process-wide sampling or a profile
+** object (SAMPLE_SESSIONS). */
+struct cpd_sample_session {
+  uint32_t kind;                    /* CPD_SK_* */
+  uint32_t flags;                   /* CPD_SS_F_* */
+  uint32_t source;                  /* CPD_SRC_* */
+  uint32_t method;                  /* CPD_SM_* */
+  uint64_t interval;                /* ns or events, per unit */
+  uint32_t unit;                    /* CPD_SS_UNIT_* */
+  uint32_t shift;                   /* log2 of the bucket size */
+  uint64_t samples, hits, lost, walked;
+  uint64_t lo, hi;                  /* address range */
+  char *name, *method_text, *note;
+  uint32_t nbuckets;
+  uint32_t *buckets;
+};
+
+/* One node of a thread's sampled stacks: a code address under its caller. */
+struct cpd_snode {
+  uint64_t addr;                    /* pc (leaf) or return address - 1; 0 for the root */
+  uint32_t parent;                  /* < own index; CPD_NO_PARENT for node 0 */
+  uint32_t self;                    /* samples whose stack ends here */
+};
+
+struct cpd_sample_thread {
+  uint64_t tid;
+  uint32_t thread;                  /* index in threads, or CPD_NO_PARENT (no hooks) */
+  uint32_t nnodes;                  /* >= 1 */
+  uint64_t samples, lost;
+  char *name;
+  struct cpd_snode *nodes;
 };
 
 /* Mismatched zone BEGIN/END of one thread and zone name (ZONE_ISSUES). */
@@ -124,6 +158,10 @@ struct cpd_dump {
   struct cpd_intercept intercept;
   uint32_t nskips;
   struct cpd_skip *skips;
+  uint32_t nsessions;               /* sampling (sections 12-14) */
+  struct cpd_sample_session *sessions;
+  uint32_t nsample_threads;
+  struct cpd_sample_thread *sample_threads;
 };
 
 /* Parse a dump held in memory. On success *out owns its memory (free with
@@ -156,6 +194,11 @@ static inline uint64_t cpd_sat_add(uint64_t a, uint64_t b)
 /* Words for a CPD_IS_* status and a CPD_SKIP_* reason. */
 const char *cpd_intercept_status_text(uint32_t status);
 const char *cpd_skip_reason_text(uint32_t reason);
+/* Name of a CPD_SRC_* source ("task-clock", "cycles", ...), "?" if unknown. */
+const char *cpd_source_name(uint32_t source);
+
+/* The process-wide sampling session (CPD_SK_PROCESS), or NULL. */
+const struct cpd_sample_session *cpd_process_sampling(const struct cpd_dump *d);
 
 /* Index of the module containing addr, or -1. */
 int cpd_find_module(const struct cpd_dump *d, uint64_t addr);

@@ -41,7 +41,7 @@ static void put_bytes(struct buf *b, const void *s, size_t n)
 
 static void put_str(struct buf *b, const char *s) { put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
 
-struct table { unsigned char e[16][CPD_SECTION_SIZE]; int n; };
+struct table { unsigned char e[24][CPD_SECTION_SIZE]; int n; };
 
 static void section(struct table *t, uint32_t type, size_t start, size_t end)
 {
@@ -146,6 +146,66 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       for (int k = 0; k < CPD_ZI_KINDS; k++) put64(&b, z->n[k]);
     }
     section(&t, CPD_SEC_ZONE_ISSUES, s, b.len);
+  }
+
+  if (d->nsessions) {                   /* sampling (12-14) */
+    s = b.len;
+    put32(&b, d->nsessions);
+    for (uint32_t i = 0; i < d->nsessions; i++) {
+      const struct cpd_sample_session *x = &d->sessions[i];
+      put32(&b, x->kind);
+      put32(&b, x->flags);
+      put32(&b, x->source);
+      put32(&b, x->method);
+      put64(&b, x->interval);
+      put32(&b, x->unit);
+      put32(&b, x->shift);
+      put64(&b, x->samples);
+      put64(&b, x->hits);
+      put64(&b, x->lost);
+      put64(&b, x->walked);
+      put64(&b, x->lo);
+      put64(&b, x->hi);
+      put_str(&b, x->name);
+      put_str(&b, x->method_text);
+      put_str(&b, x->note);
+      put32(&b, x->buckets ? x->nbuckets : 0);
+      for (uint32_t k = 0; x->buckets && k < x->nbuckets; k++) put32(&b, x->buckets[k]);
+    }
+    section(&t, CPD_SEC_SAMPLE_SESSIONS, s, b.len);
+
+    s = b.len;
+    uint32_t records = 0;
+    for (uint32_t i = 0; i < d->nthreads; i++)
+      for (uint32_t k = 0; d->threads[i].samples && k < d->threads[i].node_count; k++)
+        records += d->threads[i].samples[k] != 0;
+    put32(&b, records);
+    for (uint32_t i = 0; i < d->nthreads; i++)
+      for (uint32_t k = 0; d->threads[i].samples && k < d->threads[i].node_count; k++) {
+        if (!d->threads[i].samples[k]) continue;
+        put32(&b, i);
+        put32(&b, k);
+        put64(&b, d->threads[i].samples[k]);
+      }
+    section(&t, CPD_SEC_SAMPLE_NODES, s, b.len);
+
+    s = b.len;
+    put32(&b, d->nsample_threads);
+    for (uint32_t i = 0; i < d->nsample_threads; i++) {
+      const struct cpd_sample_thread *x = &d->sample_threads[i];
+      put64(&b, x->tid);
+      put32(&b, x->thread);
+      put32(&b, x->nnodes);
+      put64(&b, x->samples);
+      put64(&b, x->lost);
+      put_str(&b, x->name);
+      for (uint32_t k = 0; k < x->nnodes; k++) {
+        put64(&b, x->nodes[k].addr);
+        put32(&b, k ? x->nodes[k].parent : CPD_NO_PARENT);
+        put32(&b, x->nodes[k].self);
+      }
+    }
+    section(&t, CPD_SEC_SAMPLE_STACKS, s, b.len);
   }
 
   if (d->nthrottled || d->throttle_calls || d->hooks) {

@@ -1,6 +1,7 @@
 /*
 ** export_callgrind.c -- '--format=callgrind': the callgrind profile format
-** read by KCachegrind and callgrind_annotate. One event, ns. Each function
+** read by KCachegrind and callgrind_annotate. One event, ns (with samples,
+** two more: Samples and CPU_ns, charged to call paths). Each function
 ** carries its exclusive time on a cost line; each caller->callee pair, summed
 ** over call paths and threads, a calls= line followed by its inclusive time.
 ** With --per-thread, one more file per thread (OUT-01, OUT-02...: the parts
@@ -13,7 +14,7 @@
 #include "export.h"
 #include "tool.h"
 
-struct arc { uint32_t caller, callee; uint64_t calls; double incl; };
+struct arc { uint32_t caller, callee; uint64_t calls; double incl, samples, cpu; };
 
 static int by_pair(const void *pa, const void *pb)
 {
@@ -49,23 +50,29 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
   for (uint32_t k = 0; k < n; k++) nn += p->threads[idx[k]].nnodes;
   struct arc *arcs = malloc((nn + 1) * sizeof *arcs);
   unsigned char *seen = calloc((size_t)p->nfuncs + 1, 1);  /* fn names written */
-  double *self = calloc((size_t)p->nfuncs + 1, sizeof *self);
+  double *self = calloc(((size_t)p->nfuncs + 1) * 3, sizeof *self);  /* ns, samples, cpu */
   unsigned char *used = calloc((size_t)p->nfuncs + 1, 1);
   if (!arcs || !seen || !self || !used) {
     free(arcs); free(seen); free(self); free(used);
     return tool_error("export: out of memory");
   }
+  int smp = p->node_samples > 0 || p->has_sampled_threads;
   size_t na = 0;
-  double total = 0;
+  double total = 0, total_samples = 0, total_cpu = 0;
   for (uint32_t k = 0; k < n; k++) {
     const struct prof_thread *t = &p->threads[idx[k]];
     total += t->nodes[0].t.incl;
+    total_samples += (double)t->nodes[0].s_incl;
+    total_cpu += t->nodes[0].s_incl * t->sample_ns;
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *s = &t->nodes[i];
-      self[s->func] += s->t.excl;
-      used[s->func] |= s->calls != 0;
+      self[s->func * 3] += s->t.excl;
+      self[s->func * 3 + 1] += (double)s->s_self;
+      self[s->func * 3 + 2] += s->s_self * t->sample_ns;
+      used[s->func] |= s->calls != 0 || s->s_incl != 0;
       if (s->parent == 0) continue;
-      arcs[na++] = (struct arc){ t->nodes[s->parent].func, s->func, s->calls, s->t.incl };
+      arcs[na++] = (struct arc){ t->nodes[s->parent].func, s->func, s->calls, s->t.incl,
+                                 (double)s->s_incl, s->s_incl * t->sample_ns };
     }
   }
   qsort(arcs, na, sizeof *arcs, by_pair);
@@ -74,6 +81,8 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
     if (m && arcs[m - 1].caller == arcs[i].caller && arcs[m - 1].callee == arcs[i].callee) {
       arcs[m - 1].calls += arcs[i].calls;
       arcs[m - 1].incl += arcs[i].incl;
+      arcs[m - 1].samples += arcs[i].samples;
+      arcs[m - 1].cpu += arcs[i].cpu;
     } else {
       arcs[m++] = arcs[i];
     }
@@ -86,7 +95,13 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
     fprintf(f, "part: %d\nthread: %d\ndesc: Thread: tid %" PRIu64 " %s\n", part, part, t->tid,
             t->name);
   }
-  fprintf(f, "positions: line\nevents: ns\nsummary: %.0f\n\n", total);
+  if (smp)
+    fprintf(f, "positions: line\nevent: Samples : samples charged to the call path\n"
+               "event: CPU_ns : CPU time of the samples (samples x interval)\n"
+               "events: ns Samples CPU_ns\nsummary: %.0f %.0f %.0f\n\n", total, total_samples,
+            total_cpu);
+  else
+    fprintf(f, "positions: line\nevents: ns\nsummary: %.0f\n\n", total);
   /* Function ids are the profile's function indices, unique per (name,
   ** module); file and object names are written out in full. A call line
   ** names the callee's file (cfi=) only when it differs from the caller's,
@@ -98,7 +113,10 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
     if (fn->synthetic || !used[fi]) continue;
     fprintf(f, "ob=%s\nfl=%s\n", fn->module[0] ? fn->module : "???", fn->file ? fn->file : "???");
     name_ref(f, "fn", fi, seen, fn->name);
-    fprintf(f, "%u %.0f\n", fn->line, self[fi]);
+    if (smp)
+      fprintf(f, "%u %.0f %.0f %.0f\n", fn->line, self[fi * 3], self[fi * 3 + 1], self[fi * 3 + 2]);
+    else
+      fprintf(f, "%u %.0f\n", fn->line, self[fi * 3]);
     while (a < m && arcs[a].caller < fi) a++;
     for (; a < m && arcs[a].caller == fi; a++) {
       const struct prof_func *cf = &p->funcs[arcs[a].callee];
@@ -107,11 +125,14 @@ static int write_part(FILE *f, const struct profile *p, const uint32_t *idx, uin
         fprintf(f, "cob=%s\n", cf->module[0] ? cf->module : "???");
       if (!same_file(cf, fn)) fprintf(f, "cfi=%s\n", cf->file ? cf->file : "???");
       name_ref(f, "cfn", arcs[a].callee, seen, cf->name);
-      fprintf(f, "calls=%" PRIu64 " %u\n%u %.0f\n", arcs[a].calls, cf->line, fn->line, arcs[a].incl);
+      fprintf(f, "calls=%" PRIu64 " %u\n%u %.0f", arcs[a].calls, cf->line, fn->line, arcs[a].incl);
+      if (smp) fprintf(f, " %.0f %.0f", arcs[a].samples, arcs[a].cpu);
+      putc('\n', f);
     }
     putc('\n', f);
   }
-  fprintf(f, "totals: %.0f\n", total);
+  if (smp) fprintf(f, "totals: %.0f %.0f %.0f\n", total, total_samples, total_cpu);
+  else fprintf(f, "totals: %.0f\n", total);
   free(arcs);
   free(seen);
   free(self);

@@ -64,6 +64,20 @@ static const struct column numeric[] = {
   { "self_unreliable", get_self_unreliable }, { "incl_unreliable", get_incl_unreliable },
 };
 
+/* With samples (docs/tool.md, "Samples"): the same names as JSON. */
+static double get_samples(const struct prof_func *f) { return (double)f->s.incl; }
+static double get_self_samples(const struct prof_func *f) { return (double)f->s.self; }
+static double get_cpu(const struct prof_func *f) { return f->s.cpu_incl; }
+static double get_cpu_self(const struct prof_func *f) { return f->s.cpu_self; }
+static double get_pc_self(const struct prof_func *f) { return (double)f->pc.self; }
+static double get_pc(const struct prof_func *f) { return (double)f->pc.incl; }
+
+static const struct column sampled[] = {
+  { "samples", get_samples }, { "self_samples", get_self_samples },
+  { "cpu_ns", get_cpu }, { "cpu_self_ns", get_cpu_self },
+  { "pc_self_samples", get_pc_self }, { "pc_samples", get_pc },
+};
+
 static void csv_field(FILE *f, const char *s)
 {
   if (!s) s = "";
@@ -122,6 +136,9 @@ static int write_csv(FILE *f, const struct profile *p)
   }
   fputs("function,module,file,line", f);
   for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++) fprintf(f, ",%s", numeric[c].header);
+  int with_samples = p->node_samples || p->pc_samples;
+  for (size_t c = 0; with_samples && c < sizeof sampled / sizeof sampled[0]; c++)
+    fprintf(f, ",%s", sampled[c].header);
   if (runs) run_header(f, &rt);
   fputs("\r\n", f);
   uint32_t *order = malloc(((size_t)p->nfuncs + 1) * sizeof *order), n = 0;
@@ -131,7 +148,9 @@ static int write_csv(FILE *f, const struct profile *p)
     return 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (p->funcs[i].calls || (runs && rt.present[i])) order[n++] = i;
+    if (p->funcs[i].calls || (runs && rt.present[i]) ||
+        (!p->funcs[i].synthetic && (p->funcs[i].s.incl || p->funcs[i].pc.incl)))
+      order[n++] = i;
   sort_prof = p;
   qsort(order, n, sizeof *order, by_self);
   for (uint32_t k = 0; k < n; k++) {
@@ -145,6 +164,8 @@ static int write_csv(FILE *f, const struct profile *p)
     fprintf(f, ",%u", fn->line);
     for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++)
       fprintf(f, ",%.0f", numeric[c].value(fn));
+    for (size_t c = 0; with_samples && c < sizeof sampled / sizeof sampled[0]; c++)
+      fprintf(f, ",%.0f", sampled[c].value(fn));
     if (runs) run_values(f, &rt, i);
     fputs("\r\n", f);
   }

@@ -87,8 +87,23 @@ static int node_listed(const struct profile *p, const struct prof_node *n)
   return n->calls || !p->funcs[n->func].synthetic;
 }
 
+/* Samples charged to a function or node (docs/tool.md): "samples" and
+** "cpu_ns" count it and everything below it, "self_samples" and
+** "cpu_self_ns" itself only. Written when the profile has samples. */
+static void samples(FILE *f, const struct prof_samples *s)
+{
+  char buf[256];
+  size_t o = 0;
+  num(buf, &o, ",\"samples\":", (double)s->incl);
+  num(buf, &o, ",\"self_samples\":", (double)s->self);
+  num(buf, &o, ",\"cpu_ns\":", s->cpu_incl);
+  num(buf, &o, ",\"cpu_self_ns\":", s->cpu_self);
+  fwrite(buf, 1, o, f);
+}
+
 static int write_json(FILE *f, const struct profile *p)
 {
+  int with_samples = p->node_samples || p->pc_samples;
   fprintf(f, "{\"format\":\"capprof\",\"version\":2,\n\"dumps\":[");
   for (uint32_t i = 0; i < p->ndumps; i++) {
     const struct prof_dump *pd = &p->dumps[i];
@@ -96,17 +111,34 @@ static int write_json(FILE *f, const struct profile *p)
     json_string(f, pd->d->path);
     fprintf(f, ",\"pid\":%" PRIu64 ",\"exe\":", pd->d->pid);
     json_string(f, pd->d->exe);
-    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f,\"probe_scale\":%.4f}",
+    fprintf(f, ",\"probe_inner_ns\":%.3f,\"probe_outer_ns\":%.3f,\"probe_scale\":%.4f",
             pd->inner_ns, pd->outer_ns, pd->probe_scale);
+    if (pd->sampling) {
+      const struct cpd_sample_session *ss = pd->sampling;
+      fprintf(f, ",\"sampling\":{\"source\":");
+      json_string(f, cpd_source_name(ss->source));
+      fprintf(f, ",\"interval\":%" PRIu64 ",\"unit\":\"%s\",\"samples\":%" PRIu64
+              ",\"walked\":%" PRIu64 ",\"failed\":%s,\"method\":", ss->interval,
+              ss->unit == CPD_SS_UNIT_NS ? "ns" : "events", ss->samples, ss->walked,
+              ss->flags & CPD_SS_F_FAILED ? "true" : "false");
+      json_string(f, ss->method_text);
+      fprintf(f, ",\"note\":");
+      json_string(f, ss->note);
+      putc('}', f);
+    }
+    putc('}', f);
   }
   fprintf(f, "],\n\"functions\":[");
-  /* Exactly the functions some written node names: every id resolves, and
-  ** functions a filter left without calls are not listed. */
+  /* Exactly the functions some written node names, and those with sampled
+  ** program counters: every id resolves, and functions a filter left
+  ** without calls are not listed. */
   unsigned char *used = calloc((size_t)p->nfuncs + 1, 1);
   if (!used) return tool_error("export: out of memory");
   for (uint32_t k = 0; k < p->nthreads; k++)
     for (uint32_t i = 1; i < p->threads[k].nnodes; i++)
       if (node_listed(p, &p->threads[k].nodes[i])) used[p->threads[k].nodes[i].func] = 1;
+  for (uint32_t i = 0; i < p->nfuncs; i++)      /* and those with sampled program counters */
+    if (p->funcs[i].pc.incl && !p->funcs[i].synthetic) used[i] = 1;
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
@@ -121,6 +153,14 @@ static int write_json(FILE *f, const struct profile *p)
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
     times(f, fn->calls, fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
+    if (with_samples) {
+      samples(f, &fn->s);
+      char buf[32];
+      fmt_u64(fn->pc.self, buf, sizeof buf);
+      fprintf(f, ",\"pc_self_samples\":%s", buf);
+      fmt_u64(fn->pc.incl, buf, sizeof buf);
+      fprintf(f, ",\"pc_samples\":%s", buf);
+    }
     putc('}', f);
   }
   fprintf(f, "],\n\"threads\":[");
@@ -128,8 +168,10 @@ static int write_json(FILE *f, const struct profile *p)
     const struct prof_thread *t = &p->threads[k];
     fprintf(f, "%s\n{\"tid\":%" PRIu64 ",\"name\":", k ? "," : "", t->tid);
     json_string(f, t->name);
-    fprintf(f, ",\"dump\":%d,\"incl_ns\":%.0f,\"incl_ns_raw\":%.0f,\"nodes\":[", t->dump,
+    fprintf(f, ",\"dump\":%d,\"incl_ns\":%.0f,\"incl_ns_raw\":%.0f,", t->dump,
             t->nodes[0].t.incl, t->nodes[0].t.incl_raw);
+    if (with_samples) fprintf(f, "\"sampled\":%s,", t->sampled ? "true" : "false");
+    fprintf(f, "\"nodes\":[");
     int any = 0;
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *n = &t->nodes[i];
@@ -146,6 +188,11 @@ static int write_json(FILE *f, const struct profile *p)
       json_string(f, fn->module);
       putc(',', f);
       times(f, n->calls, n->timed, &n->t, n->t.incl, n->t.incl_raw);
+      if (with_samples) {
+        struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
+                                   n->s_incl * t->sample_ns };
+        samples(f, &ns);
+      }
       putc('}', f);
     }
     fprintf(f, "]}");

@@ -3,6 +3,8 @@
 ** (https://www.speedscope.app/file-format-schema.json), one evented profile
 ** per thread. A call tree has no timeline, so each node is laid out as one
 ** block: its children one after another from its start, then its own time.
+** With samples charged to call paths, each thread gets a second profile laid
+** out by the CPU time of its samples.
 */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,7 +12,14 @@
 #include "export.h"
 #include "tool.h"
 
-static int write_thread(FILE *f, const struct prof_thread *t)
+/* A node's length in the layout: its inclusive time, or the CPU time of its
+** samples. */
+static double span(const struct prof_thread *t, const struct prof_node *n, int cpu)
+{
+  return cpu ? n->s_incl * t->sample_ns : n->t.incl;
+}
+
+static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
 {
   uint32_t *stack = malloc(((size_t)t->nnodes * 2 + 1) * sizeof *stack);
   double *start = malloc((size_t)t->nnodes * sizeof *start);
@@ -20,7 +29,8 @@ static int write_thread(FILE *f, const struct prof_thread *t)
   }
   fprintf(f, "{\"type\":\"evented\",\"name\":");
   char name[512];
-  snprintf(name, sizeof name, "%s (tid %" PRIu64 ")", t->name[0] ? t->name : "thread", t->tid);
+  snprintf(name, sizeof name, "%s (tid %" PRIu64 ")%s", t->name[0] ? t->name : "thread", t->tid,
+           cpu ? " CPU time from samples" : t->sampled ? " sampled call tree, CPU time" : "");
   json_string(f, name);
   fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
   double cursor = 0;
@@ -31,7 +41,7 @@ static int write_thread(FILE *f, const struct prof_thread *t)
     uint32_t i = stack[--sp];
     if (i & 0x80000000u) {            /* leaving node ~i */
       i = ~i;
-      double end = start[i] + t->nodes[i].t.incl;
+      double end = start[i] + span(t, &t->nodes[i], cpu);
       if (end > cursor) cursor = end;
       fprintf(f, ",\n{\"type\":\"C\",\"frame\":%u,\"at\":%.1f}", t->nodes[i].func, cursor);
       continue;
@@ -76,7 +86,11 @@ static int write_speedscope(FILE *f, const struct profile *p)
   fprintf(f, "]},\n\"profiles\":[");
   for (uint32_t k = 0; k < p->nthreads; k++) {
     if (k) fputs(",\n", f);
-    int rc = write_thread(f, &p->threads[k]);
+    int rc = write_thread(f, &p->threads[k], 0);
+    if (!rc && !p->threads[k].sampled && p->threads[k].nodes[0].s_incl) {
+      fputs(",\n", f);
+      rc = write_thread(f, &p->threads[k], 1);
+    }
     if (rc) return rc;
   }
   fprintf(f, "]}\n");

@@ -245,6 +245,7 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     nd[i].t.excl = nd[i].t.excl_raw = 0;     /* children's sums, for now */
     nd[i].first = nd[i].next = PROF_NONE;
     nd[i].flags &= ~PROF_OUTER;
+    nd[i].s_incl = nd[i].s_self;
   }
   for (uint32_t i = n; i-- > 1;) {
     /* Children come after their parent, so nd[i]'s children are summed by
@@ -254,6 +255,7 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     struct prof_node *p = &nd[nd[i].parent];
     p->t.excl += nd[i].t.incl;
     p->t.excl_raw += nd[i].t.incl_raw;
+    p->s_incl += nd[i].s_incl;
   }
   nd[0].t.incl = nd[0].t.excl;
   nd[0].t.incl_raw = nd[0].t.excl_raw;
@@ -347,6 +349,26 @@ static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
   o->t.max = max > 0 ? max : 0;
 }
 
+/* The function of a key or code address, interned on first sight; PROF_NONE
+** when out of memory. */
+static uint32_t key_func(struct profile *p, struct symbolizer *sym, struct u64map *keys,
+                         uint64_t key)
+{
+  size_t slot = map_slot(keys, key);
+  uint32_t f = keys->vals[slot];
+  if (f != PROF_NONE) return f;
+  struct sym_info si;
+  sym_lookup(sym, key, &si);
+  f = prof_intern(p, si.name, si.module, si.file, si.line);
+  if (f == PROF_NONE || map_put(keys, slot, key, f) != 0) return PROF_NONE;
+  struct prof_func *fn = &p->funcs[f];
+  fn->zone = CPD_KEY_IS_ZONE(key);
+  fn->api = CPD_KEY_IS_API(key);
+  fn->synthetic = CPD_KEY_IS_SPECIAL(key) && !fn->zone && !fn->api && !CPD_KEY_IS_SYMBOL(key);
+  if (fn->synthetic) fn->key = key;
+  return f;
+}
+
 static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,
                       struct symbolizer *sym, struct u64map *keys)
 {
@@ -355,6 +377,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   memset(t, 0, sizeof *t);
   t->tid = ct->tid;
   t->dump = (int)di;
+  t->sample_ns = p->dumps[di].sample_ns;
   t->lost_calls = ct->lost_calls;
   t->open_calls = ct->open_calls;
   t->name = clean_dup(ct->name ? ct->name : "");
@@ -377,33 +400,144 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
-    size_t slot = map_slot(keys, c->key);
-    uint32_t f = keys->vals[slot];
+    uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
-      struct sym_info si;
-      sym_lookup(sym, c->key, &si);
-      f = prof_intern(p, si.name, si.module, si.file, si.line);
-      if (f == PROF_NONE || map_put(keys, slot, c->key, f) != 0) {
-        free(desc);
-        free(desc_api);
-        return CAPPROF_ENOMEM;
-      }
-      struct prof_func *fn = &p->funcs[f];
-      fn->zone = CPD_KEY_IS_ZONE(c->key);
-      fn->api = CPD_KEY_IS_API(c->key);
-      fn->synthetic = CPD_KEY_IS_SPECIAL(c->key) && !fn->zone && !fn->api &&
-                      !CPD_KEY_IS_SYMBOL(c->key);
-      if (fn->synthetic) fn->key = c->key;
+      free(desc);
+      free(desc_api);
+      return CAPPROF_ENOMEM;
     }
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
     convert(d, &p->dumps[di], c, cpd_timed_calls(d, th, i), desc[i], desc_api[i], o);
+    if (ct->samples) {
+      o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
+      p->node_samples += ct->samples[i];
+    }
     p->dumps[di].calls += i ? c->calls : 0;
   }
   free(desc);
   free(desc_api);
   return finish_tree(t, p->nfuncs);
+}
+
+/* ---- sampled stacks ------------------------------------------------------------ */
+
+double prof_sample_ns(const struct cpd_dump *d)
+{
+  const struct cpd_sample_session *s = cpd_process_sampling(d);
+  return s && s->unit == CPD_SS_UNIT_NS ? (double)s->interval : 0;
+}
+
+/* The flat profile of program counters: self where the pc was, incl once per
+** function on the sampled stack (recursion counted once). */
+static int add_pc_samples(struct profile *p, const struct cpd_sample_thread *st,
+                          const uint32_t *func, double ns)
+{
+  uint32_t seen[64];
+  for (uint32_t k = 1; k < st->nnodes; k++) {
+    uint32_t self = st->nodes[k].self;
+    if (!self) continue;
+    struct prof_func *leaf = &p->funcs[func[k]];
+    leaf->pc.self += self;
+    leaf->pc.cpu_self += self * ns;
+    p->pc_samples += self;
+    p->pc_cpu += self * ns;
+    uint32_t nseen = 0;
+    for (uint32_t a = k; a != 0 && a != CPD_NO_PARENT; a = st->nodes[a].parent) {
+      uint32_t f = func[a], dup = 0;
+      for (uint32_t j = 0; j < nseen && !dup; j++) dup = seen[j] == f;
+      if (dup) continue;
+      if (nseen < 64) seen[nseen++] = f;
+      p->funcs[f].pc.incl += self;
+      p->funcs[f].pc.cpu_incl += self * ns;
+    }
+  }
+  return 0;
+}
+
+/* A call tree from a thread's sampled stacks (a thread without hooks):
+** paths matched by function; a node's times are the CPU time of its samples. */
+static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_sample_thread *st,
+                              const uint32_t *func, double ns)
+{
+  struct prof_thread *t = &p->threads[p->nthreads];
+  memset(t, 0, sizeof *t);
+  t->tid = st->tid;
+  t->dump = (int)di;
+  t->sampled = 1;
+  t->sample_ns = ns;
+  t->name = clean_dup(st->name ? st->name : "");
+  t->nodes = calloc(st->nnodes, sizeof *t->nodes);
+  uint32_t *out = malloc((size_t)st->nnodes * sizeof *out);
+  struct u64map paths;
+  int rc = map_init(&paths, st->nnodes);
+  if (!t->name || !t->nodes || !out || rc) {
+    free(out);
+    map_free(&paths);
+    prof_thread_free(t);
+    return CAPPROF_ENOMEM;
+  }
+  p->nthreads++;
+  p->has_sampled_threads = 1;
+  t->nnodes = 1;
+  t->nodes[0].func = func[0];
+  t->nodes[0].parent = PROF_NONE;
+  out[0] = 0;
+  for (uint32_t k = 1; k < st->nnodes && !rc; k++) {
+    uint32_t parent = out[st->nodes[k].parent];
+    uint64_t key = (uint64_t)parent << 32 | func[k];
+    size_t slot = map_slot(&paths, key);
+    uint32_t o = paths.vals[slot];
+    if (o == PROF_NONE) {
+      o = t->nnodes++;
+      t->nodes[o].func = func[k];
+      t->nodes[o].parent = parent;
+      if (map_put(&paths, slot, key, o) != 0) rc = CAPPROF_ENOMEM;
+    }
+    t->nodes[o].s_self += st->nodes[k].self;
+    out[k] = o;
+  }
+  t->cap = t->nnodes;
+  free(out);
+  map_free(&paths);
+  if (rc) return rc;
+  /* Inclusive CPU time as the node's time, so that every view reads it. */
+  for (uint32_t i = 0; i < t->nnodes; i++) t->nodes[i].t.incl = t->nodes[i].s_self * ns;
+  for (uint32_t i = t->nnodes; i-- > 1;) t->nodes[t->nodes[i].parent].t.incl += t->nodes[i].t.incl;
+  for (uint32_t i = 0; i < t->nnodes; i++) t->nodes[i].t.incl_raw = t->nodes[i].t.incl;
+  return finish_tree(t, p->nfuncs);
+}
+
+int prof_thread_hooked(const struct cpd_dump *d, uint32_t i)
+{
+  if (i == CPD_NO_PARENT || i >= d->nthreads) return 0;
+  const struct cpd_thread *t = &d->threads[i];
+  for (uint32_t k = 1; k < t->node_count; k++)
+    if (!CPD_KEY_IS_SPECIAL(t->nodes[k].key) || CPD_KEY_IS_SYMBOL(t->nodes[k].key)) return 1;
+  return 0;
+}
+
+static int add_samples(struct profile *p, uint32_t di, struct symbolizer *sym, struct u64map *keys)
+{
+  const struct cpd_dump *d = p->dumps[di].d;
+  double ns = p->dumps[di].sample_ns;
+  for (uint32_t i = 0; i < d->nsample_threads; i++) {
+    const struct cpd_sample_thread *st = &d->sample_threads[i];
+    uint32_t *func = malloc((size_t)st->nnodes * sizeof *func);
+    if (!func) return CAPPROF_ENOMEM;
+    int rc = 0;
+    func[0] = key_func(p, sym, keys, CPD_KEY_ROOT);
+    for (uint32_t k = 1; k < st->nnodes && func[0] != PROF_NONE; k++)
+      if ((func[k] = key_func(p, sym, keys, st->nodes[k].addr)) == PROF_NONE) break;
+    if (func[0] == PROF_NONE || (st->nnodes > 1 && func[st->nnodes - 1] == PROF_NONE))
+      rc = CAPPROF_ENOMEM;
+    if (!rc) rc = add_pc_samples(p, st, func, ns);
+    if (!rc && !prof_thread_hooked(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns);
+    free(func);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 /* Warn when the dump's probe costs exceed what was measured: compensation
@@ -567,14 +701,18 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   pd->outer_ns = pd->cal_outer_ns * pd->probe_scale;
   pd->api_inner_ns = cpd_ticks_to_ns(d, (double)d->intercept.inner_mt / 1000.0);
   pd->api_outer_ns = cpd_ticks_to_ns(d, (double)d->intercept.outer_mt / 1000.0);
-  struct prof_thread *nt = realloc(p->threads, (p->nthreads + d->nthreads) * sizeof *nt);
-  if (!nt && d->nthreads) return CAPPROF_ENOMEM;
+  pd->sampling = cpd_process_sampling(d);
+  pd->sample_ns = prof_sample_ns(d);
+  size_t nthreads = (size_t)p->nthreads + d->nthreads + d->nsample_threads;
+  struct prof_thread *nt = realloc(p->threads, (nthreads ? nthreads : 1) * sizeof *nt);
+  if (!nt) return CAPPROF_ENOMEM;
   if (nt) p->threads = nt;
   struct symbolizer *sym = sym_open(d);
   struct u64map keys;
   int rc = sym && map_init(&keys, 1024) == 0 ? 0 : CAPPROF_ENOMEM;
   for (uint32_t i = 0; !rc && i < d->nthreads; i++)
     rc = add_thread(p, di, &d->threads[i], sym, &keys);
+  if (!rc) rc = add_samples(p, di, sym, &keys);
   if (!rc && leaf_key) {
     size_t slot = map_slot(&keys, leaf_key);
     pd->scale_func = keys.vals[slot];
@@ -652,6 +790,7 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
   o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
+  o->s_self += s->s_self;
   if (first || s->t.min_raw < o->t.min_raw) { o->t.min_raw = s->t.min_raw; o->t.min = s->t.min; }
   if (first || s->t.max_raw > o->t.max_raw) { o->t.max_raw = s->t.max_raw; o->t.max = s->t.max; }
 }
@@ -678,6 +817,8 @@ int prof_merge_threads(const struct profile *p, const uint32_t *idx, uint32_t n,
     const struct prof_thread *t = &p->threads[idx[k]];
     out->lost_calls = cpd_sat_add(out->lost_calls, t->lost_calls);
     out->open_calls += t->open_calls;
+    out->sampled = k == 0 ? t->sampled : out->sampled && t->sampled;
+    if (k == 0) out->sample_ns = t->sample_ns;
     free(map);
     map = malloc((size_t)t->nnodes * sizeof *map);
     if (!map) goto oom;
@@ -714,6 +855,8 @@ int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
   memset(out, 0, sizeof *out);
   out->tid = t->tid;
   out->dump = t->dump;
+  out->sampled = t->sampled;
+  out->sample_ns = t->sample_ns;
   out->lost_calls = t->lost_calls;
   out->open_calls = t->open_calls;
   out->name = strdup(t->name);
@@ -767,6 +910,7 @@ void prof_flat(struct profile *p)
     p->funcs[f].throttled_ns = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
+    memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
   }
   uint8_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, 1);
   for (uint32_t k = 0; k < p->nthreads; k++) {
@@ -782,9 +926,13 @@ void prof_flat(struct profile *p)
       f->t.excl_raw += s->t.excl_raw;
       f->incl_all += s->t.incl;
       f->incl_all_raw += s->t.incl_raw;
+      f->s.self += s->s_self;
+      f->s.cpu_self += s->s_self * t->sample_ns;
       if (s->flags & PROF_OUTER) {
         f->t.incl += s->t.incl;
         f->t.incl_raw += s->t.incl_raw;
+        f->s.incl += s->s_incl;
+        f->s.cpu_incl += s->s_incl * t->sample_ns;
       }
       if (s->calls && (first || s->t.min_raw < f->t.min_raw)) {
         f->t.min_raw = s->t.min_raw;

@@ -31,6 +31,15 @@ struct prof_times {
   double incl_raw, excl_raw, min_raw, max_raw;
 };
 
+/* Samples (docs/tool.md, "Samples"): how many samples were charged to a node
+** or function, and the CPU time they stand for (samples x interval, time
+** sources only; 0 for event counters). self: in the node or function itself;
+** incl: in it or below it. */
+struct prof_samples {
+  uint64_t self, incl;
+  double cpu_self, cpu_incl;   /* ns */
+};
+
 struct prof_func {
   char *name;              /* demangled function, zone or synthetic name */
   char *module;            /* module base name, "" if none */
@@ -53,6 +62,9 @@ struct prof_func {
   ** level): divided by calls it is the mean inclusive time of one call, the
   ** figure min and max bound. */
   double incl_all, incl_all_raw;
+  struct prof_samples s;   /* charged to its call-tree nodes (prof_flat) */
+  struct prof_samples pc;  /* its program counters: self, and on the sampled
+                           ** stack (incl); summed as dumps are added */
 };
 
 /* Per-call means, 0 without calls: self per call (excl / calls) and
@@ -73,6 +85,8 @@ struct prof_node {
                            ** (CPD_NODE_THROTTLED: later calls counted only) */
   uint64_t desc_calls;     /* timed calls in the subtree below this node */
   struct prof_times t;
+  uint32_t s_self, s_incl; /* samples charged to the node, and with its subtree;
+                           ** CPU time = samples x its thread's sample_ns */
 };
 
 struct prof_thread {
@@ -83,6 +97,10 @@ struct prof_thread {
   uint32_t open_calls;
   uint32_t nnodes, cap;
   struct prof_node *nodes; /* node 0 is the root; its incl is the total */
+  int sampled;             /* built from sampled stacks (no hooks): times are
+                           ** CPU time from samples, calls are 0 */
+  double sample_ns;        /* CPU ns one sample stands for (its dump's, or the
+                           ** first's in a merged tree); 0: event counters */
 };
 
 struct prof_dump {
@@ -94,6 +112,8 @@ struct prof_dump {
   double scale_leaf_ns;    /* its average raw time per call */
   double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
   uint64_t calls;          /* all calls in the dump */
+  const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
+  double sample_ns;        /* CPU ns one sample stands for (0: event source) */
 };
 
 struct profile {
@@ -105,6 +125,10 @@ struct profile {
   struct prof_func *funcs;
   uint32_t *fhash;         /* open addressing over funcs, size fmask + 1 */
   uint32_t fmask;
+  uint64_t node_samples;   /* samples charged to call-tree nodes, all dumps */
+  uint64_t pc_samples;     /* samples with a program counter, all dumps */
+  double pc_cpu;           /* their CPU time, ns */
+  int has_sampled_threads; /* some thread's tree comes from sampled stacks */
 };
 
 /* A new empty profile, or NULL when out of memory. Not thread-safe. */
@@ -176,6 +200,14 @@ uint32_t prof_lookup(const struct profile *p, const char *name, const char *modu
 ** program named app-old and app-new). PROF_NONE if absent. */
 uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, uint32_t f,
                         int keep_modules);
+/* A dump's sampling session and the CPU time one sample stands for; both
+** NULL/0 when the dump has no process-wide sampling. */
+double prof_sample_ns(const struct cpd_dump *d);
+
+/* Whether thread i of d (CPD_NO_PARENT: none) has nodes of hooked functions.
+** A thread whose tree holds only library calls intercepted by 'capprof run'
+** or zones also gets the call tree of its sampled stacks. */
+int prof_thread_hooked(const struct cpd_dump *d, uint32_t i);
 
 /* The first function whose name equals name, or else contains it; PROF_NONE. */
 uint32_t prof_find_func(const struct profile *p, const char *name);

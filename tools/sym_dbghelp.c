@@ -233,6 +233,21 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
   return 0;
 }
 
+int symb_line(struct sym_backend *b, int m, uint64_t addr, char **file, unsigned *line)
+{
+  struct dbg_module *dm = &b->mods[m];
+  if (dm->state == 0) load_module(b, m);
+  if (dm->state != 1) return -1;
+  IMAGEHLP_LINEW64 ln;
+  memset(&ln, 0, sizeof ln);
+  ln.SizeOfStruct = sizeof ln;
+  DWORD disp = 0;
+  if (!SymGetLineFromAddrW64(b->h, addr, &disp, &ln) || !ln.FileName) return -1;
+  *file = utf8(ln.FileName);
+  *line = ln.LineNumber;
+  return *file ? 0 : -1;
+}
+
 static const char *sym_type_name(SYM_TYPE t)
 {
   switch (t) {

@@ -223,6 +223,21 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
   return 0;
 }
 
+int symb_line(struct sym_backend *b, int m, uint64_t addr, char **file, unsigned *line)
+{
+  struct elf_module *em = &b->mods[m];
+  if (em->state == 0) open_module(b, m);
+  if (em->state != 1) return -1;
+  Dwarf_Addr q = addr + em->delta;
+  Dwfl_Line *l = dwfl_module_getsrc(em->mod, q);
+  int ln = 0;
+  const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : cu_line(em, q, &ln);
+  if (!src || ln <= 0) return -1;
+  *file = strdup(src);
+  *line = (unsigned)ln;
+  return *file ? 0 : -1;
+}
+
 int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n)
 {
   struct elf_module *em = &b->mods[m];

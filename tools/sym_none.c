@@ -17,6 +17,12 @@ int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char *
   return -1;
 }
 
+int symb_line(struct sym_backend *b, int m, uint64_t addr, char **file, unsigned *line)
+{
+  (void)b; (void)m; (void)addr; (void)file; (void)line;
+  return -1;
+}
+
 int symb_module_info(struct sym_backend *b, int m, char *buf, size_t n)
 {
   (void)b; (void)m;

@@ -203,6 +203,15 @@ static void grow(struct symbolizer *s)
   s->mask = old * 2 - 1;
 }
 
+int sym_line(struct symbolizer *s, uint64_t addr, char **file, unsigned *line)
+{
+  *file = NULL;
+  *line = 0;
+  if (!s->be || CPD_KEY_IS_SPECIAL(addr)) return -1;
+  int m = find_module(s, addr);
+  return m < 0 ? -1 : symb_line(s->be, m, addr, file, line);
+}
+
 void sym_lookup(struct symbolizer *s, uint64_t key, struct sym_info *out)
 {
   if ((s->used + 1) * 2 > s->mask + 1) grow(s);

@@ -31,6 +31,11 @@ void sym_close(struct symbolizer *s);
 ** until sym_close. */
 void sym_lookup(struct symbolizer *s, uint64_t key, struct sym_info *out);
 
+/* The source file and line of any code address (a sampled program counter,
+** not only a function's entry): 0 with *file a malloc'd string owned by the
+** caller, or -1 when the address has no line information. */
+int sym_line(struct symbolizer *s, uint64_t addr, char **file, unsigned *line);
+
 /* How module m of the dump is symbolized, in words, into buf. */
 const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n);
 
@@ -53,6 +58,10 @@ void symb_close(struct sym_backend *b);
 ** back end warns once per module about missing or mismatched files. */
 int symb_lookup(struct sym_backend *b, int m, uint64_t addr, char **name, char **file,
                 unsigned *line);
+
+/* The source line of addr inside module m, as symb_lookup's *file and
+** *line; 0, or -1 without line information. */
+int symb_line(struct sym_backend *b, int m, uint64_t addr, char **file, unsigned *line);
 
 /* Describe how module m is symbolized ("symbols and lines from FILE"), for
 ** 'capprof info'. Returns 0 if the module is usable, -1 if not (buf then

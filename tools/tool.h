@@ -25,12 +25,17 @@ int cmd_cflags(int argc, char **argv);      /* cmd_cflags.c */
 int cmd_ldflags(int argc, char **argv);
 int cmd_excludes(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 /* diff over two sets of runs (diff_runs.c); key 0 self, 1 total, 2 calls. */
 int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw, double limit,
               int keep_modules);
 
 /* callers (callees = 0) and callees (1): the shared engine in calls.c. */
 int calls_main(int argc, char **argv, int callees);
+
+/* One line on f saying how dump d was sampled (cmd_report.c); its process-wide
+** sampling session, or NULL when it has none. */
+const struct cpd_sample_session *samples_describe(FILE *f, const struct cpd_dump *d);
 
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)

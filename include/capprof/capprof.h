@@ -54,13 +54,14 @@ extern "C" {
   X(ELIMIT,  -11,  "size limit exceeded")                                 \
   X(EACCES,  -12,  "permission denied")                                   \
   X(ENOSPC,  -13,  "no space left on device")                             \
-  X(EBUSY,   -14,  "the runtime lock is held")
+  X(EBUSY,   -14,  "the runtime lock is held")                            \
+  X(ENOTSUP, -15,  "not supported on this machine")
 
 enum capprof_error {
 #define CAPPROF_ERR_ENUM_(name, value, text) CAPPROF_##name = value,
   CAPPROF_ERRNO_MAP(CAPPROF_ERR_ENUM_)
 #undef CAPPROF_ERR_ENUM_
-  CAPPROF_ERR_LAST_ = -15
+  CAPPROF_ERR_LAST_ = -16
 };
 
 /* Text for a CAPPROF_E* code; never NULL. */
@@ -121,6 +122,76 @@ CAPPROF_API int capprof_zone_end(const char *name);
 ** are closed too (and counted). A token of 0 does nothing. Used by the
 ** scoped macros and capprof::Zone. */
 CAPPROF_API void capprof_zone_end_token(uint64_t token);
+
+
+/* ---- profile objects (sampling) -----------------------------------------
+** A profile object counts samples of the program's own execution in buckets
+** over a range of addresses, as NT's executive profile objects do: describe
+** it, create it, start and stop it any number of times, read its buckets,
+** close it. Samples come from a profile source every interval: a time
+** source (CPU time of each thread, interval in time units) or a processor
+** event counter (interval in events). Every thread of the process is
+** sampled, including threads started later. Every object's buckets also go
+** into the dump. See docs/runtime.md, "Sampling". Not async-signal-safe. */
+
+enum capprof_range_kind {
+  CAPPROF_RANGE_PROCESS = 0,  /* every address of the process */
+  CAPPROF_RANGE_MODULE  = 1,  /* the module (executable or library) holding .base */
+  CAPPROF_RANGE_ADDRESS = 2   /* [base, base + size) */
+};
+
+struct capprof_profile_desc {
+  int range;                  /* CAPPROF_RANGE_* */
+  const void *base;           /* MODULE: any address in it (NULL: the executable);
+                              ** ADDRESS: first byte */
+  size_t size;                /* ADDRESS: bytes */
+  size_t bucket_size;         /* bytes per bucket, a power of two >= 4 (0: 16) */
+  const char *source;         /* "time" (NULL), "task-clock", "cpu-clock",
+                              ** "cpu-timer", "cycles", "instructions",
+                              ** "branches", "branch-misses",
+                              ** "cache-references", "cache-misses" */
+  const char *interval;       /* "100us", "1ms", "2s" for time sources; a
+                              ** count of events ("100000", "1M") for
+                              ** counters; NULL: 1ms or 1000000 events */
+  const char *name;           /* label in the dump (NULL: "profile N") */
+};
+
+typedef struct capprof_profile capprof_profile;
+
+struct capprof_profile_info {
+  uintptr_t base;             /* first address of the range */
+  uintptr_t end;              /* one past the last */
+  size_t bucket_size;
+  size_t buckets;             /* number of buckets */
+  int running;                /* 1 between start and stop */
+  int interval_is_time;       /* 1: interval in ns; 0: in events */
+  uint64_t interval;
+  uint64_t samples;           /* taken while running, in range or not */
+  uint64_t hits;              /* of those, in the range (sum of the buckets) */
+  char source[32];            /* source name as given ("time" resolved) */
+  char method[96];            /* how it samples, e.g. "perf_event_open task-clock" */
+};
+
+/* Create a stopped profile object. CAPPROF_EINVAL for a bad description,
+** CAPPROF_ENOTSUP when the source cannot be used on this machine (then
+** capprof_sample_sources says which can), CAPPROF_ENOMEM. */
+CAPPROF_API int capprof_profile_create(const struct capprof_profile_desc *desc,
+                                       capprof_profile **out);
+/* Start and stop counting; any number of times. Counts accumulate. */
+CAPPROF_API int capprof_profile_start(capprof_profile *p);
+CAPPROF_API int capprof_profile_stop(capprof_profile *p);
+CAPPROF_API int capprof_profile_query(const capprof_profile *p, struct capprof_profile_info *info);
+/* Change the interval ("250us", "50000"), also while running. */
+CAPPROF_API int capprof_profile_set_interval(capprof_profile *p, const char *interval);
+/* Copy up to n bucket counts into counts; *total (if not NULL) gets the
+** number of buckets. Bucket i counts samples in [base + i*size, +size). */
+CAPPROF_API int capprof_profile_buckets(const capprof_profile *p, uint32_t *counts, size_t n,
+                                        size_t *total);
+/* Stop and close. The object's buckets stay in the dump. */
+CAPPROF_API int capprof_profile_close(capprof_profile *p);
+/* The sources usable here, separated by spaces, into buf; and the reason
+** the others are not (one line) into why, if why != NULL. */
+CAPPROF_API int capprof_sample_sources(char *buf, size_t n, char *why, size_t whyn);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,748 @@
+/*
+** sample.c -- sampling, the portable part: profile objects (an address range
+** counted in buckets, started and stopped at will, as NT's profile objects),
+** the process-wide sampling of CAPPROF_SAMPLE (each sample charged to the
+** call-tree node on top of the thread's shadow stack, and its program
+** counter and frame-pointer stack recorded per thread), and their dump
+** sections. The sampler back ends (posix/perf.c, win/ntprofile.c) deliver
+** samples to sample_hit from a signal handler or a sampler thread.
+*/
+#include <string.h>
+
+#include "sample.h"
+
+struct sample_session sample_sessions[SAMPLE_MAX_SESSIONS];
+
+static const struct sample_source sources[] = {
+  { "time", CPD_SRC_TASK_CLOCK, 1 },
+  { "task-clock", CPD_SRC_TASK_CLOCK, 1 },
+  { "cpu-clock", CPD_SRC_CPU_CLOCK, 1 },
+  { "cpu-timer", CPD_SRC_CPU_TIMER, 1 },
+  { "cycles", CPD_SRC_CYCLES, 0 },
+  { "instructions", CPD_SRC_INSTRUCTIONS, 0 },
+  { "branches", CPD_SRC_BRANCHES, 0 },
+  { "branch-misses", CPD_SRC_BRANCH_MISSES, 0 },
+  { "cache-references", CPD_SRC_CACHE_REFERENCES, 0 },
+  { "cache-misses", CPD_SRC_CACHE_MISSES, 0 },
+};
+#define NSOURCES (sizeof sources / sizeof sources[0])
+
+#define DEFAULT_TIME_NS   1000000u      /* 1 ms */
+#define DEFAULT_EVENTS    1000000u
+#define MIN_TIME_NS       10000u        /* 10 us: below it the handler is the profile */
+#define MAX_BUCKETS       (1u << 26)
+
+const struct sample_source *sample_find_source(const char *name)
+{
+  for (size_t i = 0; name && i < NSOURCES; i++)
+    if (!strcmp(sources[i].name, name)) return &sources[i];
+  return NULL;
+}
+
+int sample_parse_interval(const char *s, int is_time, uint64_t *out)
+{
+  if (!s || !*s) return CAPPROF_EINVAL;
+  uint64_t v = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > UINT64_MAX / 10 - 10) return CAPPROF_EINVAL;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (p == s || v == 0) return CAPPROF_EINVAL;
+  uint64_t mul;
+  if (is_time) {
+    if (!strcmp(p, "ns")) mul = 1;
+    else if (!strcmp(p, "us")) mul = 1000;
+    else if (!strcmp(p, "ms")) mul = 1000000;
+    else if (!strcmp(p, "s")) mul = 1000000000;
+    else return CAPPROF_EINVAL;               /* a time needs its unit */
+    if (v > UINT64_MAX / mul || v * mul < MIN_TIME_NS) return CAPPROF_EINVAL;
+  } else {
+    if (!*p) mul = 1;
+    else if (!strcmp(p, "k")) mul = 1000;
+    else if (!strcmp(p, "M")) mul = 1000000;
+    else return CAPPROF_EINVAL;
+    if (v > UINT64_MAX / mul || v * mul < 1000) return CAPPROF_EINVAL;
+  }
+  *out = v * mul;
+  return 0;
+}
+
+/* ---- per-thread state ----------------------------------------------------- */
+
+static struct sample_thread *pool[SAMPLE_MAX_THREADS];
+static uint32_t pool_claimed;      /* may run past SAMPLE_MAX_THREADS: then full */
+
+static size_t page_round(size_t n)
+{
+  size_t pg = os_page_size();
+  return (n + pg - 1) / pg * pg;
+}
+
+/* Reserve and commit zeroed memory; the OS backs it with pages only as they
+** are touched. NULL when out of address space. */
+static void *zeroed(size_t bytes)
+{
+  void *p = os_reserve(bytes);
+  if (p && os_commit(p, bytes) != 0) {
+    os_release(p, bytes);
+    p = NULL;
+  }
+  return p;
+}
+
+struct sample_thread *sample_thread_claim(uint64_t tid)
+{
+  uint32_t i = SAMPLE_CLAIM(&pool_claimed);
+  if (i >= SAMPLE_MAX_THREADS) return NULL;
+  size_t head = page_round(sizeof(struct sample_thread));
+  size_t nodes = page_round(SAMPLE_STACK_NODES * sizeof(struct sample_snode));
+  size_t table = page_round(2 * SAMPLE_STACK_NODES * sizeof(uint32_t));
+  char *mem = zeroed(head + nodes + table);
+  if (!mem) return NULL;
+  struct sample_thread *st = (struct sample_thread *)mem;
+  st->tid = tid;
+  st->nodes = (struct sample_snode *)(mem + head);
+  st->table = (uint32_t *)(mem + head + nodes);
+  st->mask = 2 * SAMPLE_STACK_NODES - 1;
+  st->nodes[0].parent = CPD_NO_PARENT;          /* the root */
+  st->nnodes = 1;
+  CP_BARRIER();
+  pool[i] = st;
+  return st;
+}
+
+/* Charge the sample to the node on top of tree's shadow stack. */
+static void charge_node(struct sample_thread *st, struct cp_thread *tree)
+{
+  struct cp_frame *top = tree->top;
+  if (top < tree->frames || top >= tree->commit_end) return;
+  uint32_t node = top->node, n = tree->nnodes;
+  if (node >= n) return;
+  if (!st->node_samples) {
+    size_t bytes = page_round((size_t)tree->cap * sizeof(uint32_t));
+    st->node_samples = zeroed(bytes);
+    if (!st->node_samples) return;
+    st->node_samples_bytes = bytes;
+    st->tree = tree;
+    st->tree_gen = tree->generation;
+  }
+  if (st->tree != tree || st->tree_gen != tree->generation) {
+    /* capprof_reset rebuilt the tree: node indexes mean other paths now. */
+    memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
+    st->node_hw = 0;
+    st->tree = tree;
+    st->tree_gen = tree->generation;
+  }
+  if ((size_t)node * sizeof(uint32_t) >= st->node_samples_bytes) return;
+  st->node_samples[node]++;
+  if (node >= st->node_hw) st->node_hw = node + 1;
+}
+
+/* Frame-pointer walk: out[0] is the pc, then return addresses minus one.
+** Every frame must lie within the thread's stack, above the interrupted
+** stack pointer, aligned, and above the previous one: a bad frame pointer
+** (a program built without them) ends the walk instead of faulting. */
+static int walk(const struct sample_thread *st, const struct sample_regs *r, uint64_t *out)
+{
+  int n = 0;
+  out[n++] = r->pc;
+  uintptr_t lo = st->stack_lo > r->sp ? st->stack_lo : r->sp, hi = st->stack_hi;
+  uintptr_t fp = r->fp;
+  if (!hi || r->sp < st->stack_lo || r->sp >= hi) return n;
+  while (n < SAMPLE_MAX_DEPTH) {
+    if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1))) break;
+    const uintptr_t *frame = (const uintptr_t *)fp;
+    uintptr_t next = frame[0], ret = frame[1];
+    if (ret < 4096) break;
+    out[n++] = (uint64_t)ret - 1;
+    if (next <= fp) break;
+    fp = next;
+  }
+  return n;
+}
+
+static uint32_t snode_slot(const struct sample_thread *st, uint32_t parent, uint64_t addr)
+{
+  uint64_t h = addr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)(parent + 1) * UINT64_C(0xC2B2AE3D27D4EB4F);
+  return (uint32_t)(h >> 32) & st->mask;
+}
+
+/* Record the stack out[n-1] (outermost) .. out[0] (the pc); 0, or -1 when
+** the thread's node space is full. Only the owning handler writes. */
+static int record_stack(struct sample_thread *st, const uint64_t *out, int n)
+{
+  uint32_t parent = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    uint32_t s = snode_slot(st, parent, out[i]), idx;
+    while ((idx = st->table[s]) != 0) {
+      if (st->nodes[idx].addr == out[i] && st->nodes[idx].parent == parent) break;
+      s = (s + 1) & st->mask;
+    }
+    if (!idx) {
+      idx = st->nnodes;
+      if (idx >= SAMPLE_STACK_NODES) return -1;
+      st->nodes[idx].addr = out[i];
+      st->nodes[idx].parent = parent;
+      st->nodes[idx].self = 0;
+      CP_BARRIER();
+      st->nnodes = idx + 1;
+      st->table[s] = idx;
+    }
+    parent = idx;
+  }
+  st->nodes[parent].self++;
+  return 0;
+}
+
+void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                const struct sample_regs *r)
+{
+  if (!s->running) return;
+  SAMPLE_ADD64(&s->samples, 1);
+  if (s->kind == CPD_SK_OBJECT) {
+    if (r->pc >= s->lo && r->pc < s->hi) {
+      SAMPLE_ADD32(&s->buckets[(r->pc - s->lo) >> s->shift], 1);
+      SAMPLE_ADD64(&s->hits, 1);
+    }
+    return;
+  }
+  if (!st) {
+    SAMPLE_ADD64(&s->lost, 1);
+    return;
+  }
+  st->samples++;
+  if (tree) charge_node(st, tree);
+  uint64_t stack[SAMPLE_MAX_DEPTH];
+  int n = walk(st, r, stack);
+  if (n > 1) SAMPLE_ADD64(&s->walked, 1);
+  if (record_stack(st, stack, n) == 0) {
+    SAMPLE_ADD64(&s->hits, 1);
+  } else {
+    st->lost++;
+    SAMPLE_ADD64(&s->lost, 1);
+  }
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+static struct sample_session *new_session(uint32_t kind)
+{
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
+    struct sample_session *s = &sample_sessions[i];
+    if (s->used) continue;
+    memset(s, 0, sizeof *s);
+    s->used = 1;
+    s->kind = kind;
+    s->slot = i;
+    return s;
+  }
+  return NULL;
+}
+
+/* Copy at most n-1 bytes of src into dst, NUL-terminated. */
+static void copy_text(char *dst, size_t n, const char *src)
+{
+  size_t k = strlen(src);
+  if (k >= n) k = n - 1;
+  memcpy(dst, src, k);
+  dst[k] = '\0';
+}
+
+static void append_text(char *dst, size_t n, const char *src)
+{
+  size_t at = strlen(dst);
+  if (at < n) copy_text(dst + at, n - at, src);
+}
+
+/* The names of the usable sources into buf, the reason for the others into why. */
+static void list_sources(char *buf, size_t n, char *why, size_t whyn)
+{
+  if (n) buf[0] = '\0';
+  if (why && whyn) why[0] = '\0';
+  for (size_t i = 0; i < NSOURCES; i++) {
+    char reason[256];
+    if (sampler_probe(&sources[i], reason, sizeof reason) != 0) {
+      if (why && whyn && !why[0]) copy_text(why, whyn, reason);
+      continue;
+    }
+    if (buf[0]) append_text(buf, n, " ");
+    append_text(buf, n, sources[i].name);
+  }
+}
+
+int capprof_sample_sources(char *buf, size_t n, char *why, size_t whyn)
+{
+  if (!buf || !n) return CAPPROF_EINVAL;
+  list_sources(buf, n, why, whyn);
+  return 0;
+}
+
+/* "capprof: sampling source 'cycles' is not available here (REASON);
+** available: time task-clock ..." into msg. */
+static void unavailable_text(const char *name, const char *reason, char *msg, size_t n)
+{
+  char avail[256];
+  list_sources(avail, sizeof avail, NULL, 0);
+  copy_text(msg, n, "sampling source '");
+  append_text(msg, n, name);
+  append_text(msg, n, "' is not available here (");
+  append_text(msg, n, reason);
+  append_text(msg, n, "); available sources: ");
+  append_text(msg, n, avail[0] ? avail : "none");
+}
+
+static struct sample_session *as_session(const capprof_profile *p)
+{
+  const struct sample_session *s = (const struct sample_session *)(const void *)p;
+  if (s < sample_sessions || s >= sample_sessions + SAMPLE_MAX_SESSIONS) return NULL;
+  if ((size_t)((const char *)s - (const char *)sample_sessions) % sizeof *s) return NULL;
+  if (!s->used || s->closed || s->kind != CPD_SK_OBJECT) return NULL;
+  return (struct sample_session *)s;
+}
+
+int capprof_profile_create(const struct capprof_profile_desc *d, capprof_profile **out)
+{
+  if (!d || !out) return CAPPROF_EINVAL;
+  *out = NULL;
+  if (!cp_g.initialized) runtime_init();
+  const struct sample_source *src = sample_find_source(d->source ? d->source : "time");
+  if (!src) return CAPPROF_EINVAL;
+  uint64_t interval = src->is_time ? DEFAULT_TIME_NS : DEFAULT_EVENTS;
+  if (d->interval && sample_parse_interval(d->interval, src->is_time, &interval) != 0)
+    return CAPPROF_EINVAL;
+  size_t bsize = d->bucket_size ? d->bucket_size : 16;
+  if (bsize < 4 || (bsize & (bsize - 1))) return CAPPROF_EINVAL;
+  uintptr_t lo, hi;
+  switch (d->range) {
+  case CAPPROF_RANGE_PROCESS:
+    lo = 0;                              /* user space: 2^47 bytes on 64-bit */
+    hi = UINTPTR_MAX >> (sizeof(void *) == 8 ? 17 : 0);
+    while ((hi - lo) / bsize >= MAX_BUCKETS && !d->bucket_size) bsize <<= 1;
+    break;
+  case CAPPROF_RANGE_MODULE:
+    if (sampler_module_range(d->base, &lo, &hi) != 0) return CAPPROF_EINVAL;
+    break;
+  case CAPPROF_RANGE_ADDRESS:
+    if (!d->base || !d->size || (uintptr_t)d->base + d->size < (uintptr_t)d->base)
+      return CAPPROF_EINVAL;
+    lo = (uintptr_t)d->base;
+    hi = lo + d->size;
+    break;
+  default:
+    return CAPPROF_EINVAL;
+  }
+  uint32_t shift = 0;
+  while (((size_t)1 << shift) < bsize) shift++;
+  uint64_t nb = ((uint64_t)(hi - lo) + bsize - 1) >> shift;
+  if (nb == 0 || nb > MAX_BUCKETS) return CAPPROF_EINVAL;
+  char why[256];
+  if (sampler_probe(src, why, sizeof why) != 0) return CAPPROF_ENOTSUP;
+
+  os_lock();
+  struct sample_session *s = new_session(CPD_SK_OBJECT);
+  int rc = 0;
+  if (!s) {
+    rc = CAPPROF_ELIMIT;
+  } else {
+    s->source = src;
+    s->interval = interval;
+    s->lo = lo;
+    s->hi = hi;
+    s->shift = shift;
+    s->nbuckets = (uint32_t)nb;
+    s->buckets_bytes = page_round((size_t)nb * sizeof(uint32_t));
+    s->buckets = zeroed(s->buckets_bytes);
+    if (!s->buckets) {
+      s->used = 0;
+      rc = CAPPROF_ENOMEM;
+    } else if (d->name && *d->name) {
+      copy_text(s->name, sizeof s->name, d->name);
+    } else {
+      char num[12];
+      uint32_t k = s->slot + 1, at = 0;
+      char tmp[12];
+      do { tmp[at++] = (char)('0' + k % 10); k /= 10; } while (k);
+      for (uint32_t j = 0; j < at; j++) num[j] = tmp[at - 1 - j];
+      num[at] = '\0';
+      copy_text(s->name, sizeof s->name, "profile ");
+      append_text(s->name, sizeof s->name, num);
+    }
+  }
+  os_unlock();
+  if (!rc) *out = (capprof_profile *)(void *)s;
+  return rc;
+}
+
+int capprof_profile_start(capprof_profile *p)
+{
+  os_lock();
+  struct sample_session *s = as_session(p);
+  int rc = s ? 0 : CAPPROF_EINVAL;
+  if (s && !s->running && !cp_g.finished) {
+    char why[256];
+    s->running = 1;
+    rc = sampler_start(s, why, sizeof why);
+    if (rc) s->running = 0;
+  }
+  os_unlock();
+  return rc;
+}
+
+int capprof_profile_stop(capprof_profile *p)
+{
+  os_lock();
+  struct sample_session *s = as_session(p);
+  if (s && s->running) {
+    s->running = 0;
+    sampler_stop(s);
+  }
+  os_unlock();
+  return s ? 0 : CAPPROF_EINVAL;
+}
+
+int capprof_profile_query(const capprof_profile *p, struct capprof_profile_info *info)
+{
+  const struct sample_session *s = as_session(p);
+  if (!s || !info) return CAPPROF_EINVAL;
+  memset(info, 0, sizeof *info);
+  info->base = s->lo;
+  info->end = s->hi;
+  info->bucket_size = (size_t)1 << s->shift;
+  info->buckets = s->nbuckets;
+  info->running = s->running;
+  info->interval_is_time = s->source->is_time;
+  info->interval = s->interval;
+  info->samples = s->samples;
+  info->hits = s->hits;
+  copy_text(info->source, sizeof info->source, s->source->name);
+  copy_text(info->method, sizeof info->method, s->method_text[0] ? s->method_text : "not started");
+  return 0;
+}
+
+int capprof_profile_set_interval(capprof_profile *p, const char *interval)
+{
+  os_lock();
+  struct sample_session *s = as_session(p);
+  uint64_t v;
+  int rc = s ? sample_parse_interval(interval, s->source->is_time, &v) : CAPPROF_EINVAL;
+  if (!rc) {
+    s->interval = v;
+    if (s->running) rc = sampler_set_interval(s);
+  }
+  os_unlock();
+  return rc;
+}
+
+int capprof_profile_buckets(const capprof_profile *p, uint32_t *counts, size_t n, size_t *total)
+{
+  const struct sample_session *s = as_session(p);
+  if (!s || (n && !counts)) return CAPPROF_EINVAL;
+  if (total) *total = s->nbuckets;
+  for (size_t i = 0; i < n && i < s->nbuckets; i++) counts[i] = s->buckets[i];
+  return 0;
+}
+
+int capprof_profile_close(capprof_profile *p)
+{
+  os_lock();
+  struct sample_session *s = as_session(p);
+  if (s) {
+    if (s->running) {
+      s->running = 0;
+      sampler_stop(s);
+    }
+    s->closed = 1;
+  }
+  os_unlock();
+  return s ? 0 : CAPPROF_EINVAL;
+}
+
+/* ---- process-wide sampling (CAPPROF_SAMPLE) -------------------------------- */
+
+static struct sample_session *process_session;
+
+int sample_process_running(void)
+{
+  return process_session && process_session->running;
+}
+
+static void report_line(const char *text)
+{
+  char msg[700] = "capprof: ";
+  append_text(msg, sizeof msg, text);
+  os_report(msg);
+}
+
+/* CAPPROF_SAMPLE=SOURCE[:INTERVAL], or 1 / "time" for CPU time every 1 ms.
+** A bad value or an unavailable source is said once on stderr and recorded
+** in the dump as a failed session: never a silent empty profile. */
+void sample_init_from_env(void)
+{
+  const char *env = os_getenv("CAPPROF_SAMPLE");
+  if (!env || !*env || !strcmp(env, "0") || cp_g.disabled) return;
+  char spec[128], msg[600];
+  copy_text(spec, sizeof spec, env);
+  char *colon = strchr(spec, ':');
+  const char *ival = NULL;
+  if (colon) {
+    *colon = '\0';
+    ival = colon + 1;
+  }
+  const char *name = !strcmp(spec, "1") ? "time" : spec;
+  const struct sample_source *src = sample_find_source(name);
+  uint64_t interval = 0;
+  os_lock();
+  struct sample_session *s = new_session(CPD_SK_PROCESS);
+  if (!s) {
+    os_unlock();
+    return;
+  }
+  copy_text(s->name, sizeof s->name, "CAPPROF_SAMPLE");
+  s->lo = 0;
+  s->hi = UINTPTR_MAX;
+  msg[0] = '\0';
+  if (!src) {
+    char avail[256];
+    list_sources(avail, sizeof avail, NULL, 0);
+    copy_text(msg, sizeof msg, "CAPPROF_SAMPLE=");
+    append_text(msg, sizeof msg, env);
+    append_text(msg, sizeof msg, ": unknown sampling source '");
+    append_text(msg, sizeof msg, name);
+    append_text(msg, sizeof msg, "'; available sources: ");
+    append_text(msg, sizeof msg, avail);
+    src = &sources[0];
+  } else if (ival && sample_parse_interval(ival, src->is_time, &interval) != 0) {
+    copy_text(msg, sizeof msg, "CAPPROF_SAMPLE=");
+    append_text(msg, sizeof msg, env);
+    append_text(msg, sizeof msg, src->is_time
+                ? ": bad interval (a CPU time of at least 10us with its unit: 100us, 1ms, 1s)"
+                : ": bad interval (a count of at least 1000 events: 100000, 10k, 1M)");
+  }
+  s->source = src;
+  s->interval = interval ? interval : src->is_time ? DEFAULT_TIME_NS : DEFAULT_EVENTS;
+  if (!msg[0]) {
+    char why[256];
+    if (sampler_probe(src, why, sizeof why) != 0) {
+      unavailable_text(src->name, why, msg, sizeof msg);
+    } else {
+      s->running = 1;
+      process_session = s;
+      if (sampler_start(s, why, sizeof why) != 0) {
+        s->running = 0;
+        unavailable_text(src->name, why, msg, sizeof msg);
+      }
+    }
+  }
+  if (msg[0]) {
+    s->failed = 1;
+    copy_text(s->note, sizeof s->note, msg);
+  }
+  os_unlock();
+  if (msg[0]) report_line(msg);
+}
+
+void sample_tree_retired(struct cp_thread *t, const struct cp_ended *e)
+{
+  uint32_t n = pool_claimed < SAMPLE_MAX_THREADS ? pool_claimed : SAMPLE_MAX_THREADS;
+  for (uint32_t i = 0; i < n; i++) {
+    struct sample_thread *st = pool[i];
+    if (!st || st->tree != t) continue;
+    /* The tree is packed or merged, and its state reused for another thread
+    ** or freed: the samples charged to its nodes are dropped with it. */
+    if (!st->ended) {
+      memcpy(st->name, t->name, sizeof st->name);
+      st->name[sizeof st->name - 1] = '\0';
+      st->ended = 1;
+    }
+    st->tree = NULL;
+    st->ended_rec = e;
+    if (!e) st->node_hw = 0;
+  }
+}
+
+void sample_finish(void)
+{
+  os_lock();
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
+    struct sample_session *s = &sample_sessions[i];
+    if (s->used && s->running) {
+      s->running = 0;
+      sampler_stop(s);
+    }
+  }
+  os_unlock();
+}
+
+void sample_fork_child(void)
+{
+  int any = 0;
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) any |= sample_sessions[i].used;
+  if (!any) return;
+  sampler_fork_child();
+  uint32_t n = pool_claimed < SAMPLE_MAX_THREADS ? pool_claimed : SAMPLE_MAX_THREADS;
+  for (uint32_t i = 0; i < n; i++) {
+    struct sample_thread *st = pool[i];
+    if (!st) continue;
+    st->nnodes = 1;
+    memset(st->table, 0, ((size_t)st->mask + 1) * sizeof(uint32_t));
+    st->nodes[0].self = 0;
+    st->samples = st->lost = 0;
+    if (st->node_samples) memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
+    st->node_hw = 0;
+    st->tree = NULL;           /* the other threads' trees are freed in the child */
+    st->ended_rec = NULL;
+  }
+  char why[256];
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
+    struct sample_session *s = &sample_sessions[i];
+    if (!s->used) continue;
+    s->samples = s->hits = s->lost = s->walked = 0;
+    if (s->buckets) {
+      os_release(s->buckets, s->buckets_bytes);
+      s->buckets = zeroed(s->buckets_bytes);
+      if (!s->buckets) s->nbuckets = 0, s->running = 0;
+    }
+    if (s->running && sampler_start(s, why, sizeof why) != 0) s->running = 0;
+  }
+}
+
+/* ---- dump sections ----------------------------------------------------------- */
+
+static void write_sessions(struct dump_writer *w)
+{
+  uint64_t at = dumpw_begin(w);
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) n += sample_sessions[i].used != 0;
+  dumpw_u32(w, n);
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
+    const struct sample_session *s = &sample_sessions[i];
+    if (!s->used) continue;
+    dumpw_u32(w, s->kind);
+    dumpw_u32(w, (s->failed ? CPD_SS_F_FAILED : 0) | (s->closed ? CPD_SS_F_CLOSED : 0));
+    dumpw_u32(w, s->source ? s->source->code : 0);
+    dumpw_u32(w, s->failed ? CPD_SM_NONE : s->method);
+    dumpw_u64(w, s->interval);
+    dumpw_u32(w, s->source && s->source->is_time ? CPD_SS_UNIT_NS : CPD_SS_UNIT_EVENTS);
+    dumpw_u32(w, s->shift);
+    dumpw_u64(w, s->samples);
+    dumpw_u64(w, s->hits);
+    dumpw_u64(w, s->lost);
+    dumpw_u64(w, s->walked);
+    dumpw_u64(w, s->lo);
+    dumpw_u64(w, s->hi);
+    dumpw_str(w, s->name);
+    dumpw_str(w, s->method_text);
+    dumpw_str(w, s->note);
+    uint32_t nb = s->buckets ? s->nbuckets : 0;
+    dumpw_u32(w, nb);
+    unsigned char buf[4096];
+    for (uint32_t k = 0; k < nb;) {
+      uint32_t m = 0;
+      for (; k < nb && m + 4 <= sizeof buf; k++, m += 4) cpd_put32(buf + m, s->buckets[k]);
+      dumpw_bytes(w, buf, m);
+    }
+  }
+  dumpw_end(w, CPD_SEC_SAMPLE_SESSIONS, at);
+}
+
+static uint32_t pool_count(void)
+{
+  return pool_claimed < SAMPLE_MAX_THREADS ? pool_claimed : SAMPLE_MAX_THREADS;
+}
+
+/* The rows of THREADS as the dump wrote them (sample_write_sections). */
+struct rows { const void *const *who; const uint32_t *counts; uint32_t n; };
+
+/* The THREADS index of st's call tree (live or packed) and its node count;
+** CPD_NO_PARENT when it has none written. */
+static uint32_t thread_index(const struct sample_thread *st, const struct rows *r,
+                             uint32_t *count)
+{
+  const void *me = st->tree ? (const void *)st->tree : (const void *)st->ended_rec;
+  uint32_t written = 0;
+  if (!me) return CPD_NO_PARENT;
+  for (uint32_t i = 0; i < r->n; i++) {
+    if (!r->counts[i]) continue;
+    if (r->who[i] == me) {
+      *count = r->counts[i];
+      return written;
+    }
+    written++;
+  }
+  return CPD_NO_PARENT;
+}
+
+static void write_node_samples(struct dump_writer *w, const struct rows *rows)
+{
+  uint64_t at = dumpw_begin(w);
+  uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) dumpw_u32(w, records);
+    for (uint32_t i = 0; i < n; i++) {
+      const struct sample_thread *st = pool[i];
+      if (!st || !st->node_samples || (!st->tree && !st->ended_rec)) continue;
+      if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) continue;
+      uint32_t count = 0, idx = thread_index(st, rows, &count);
+      if (idx == CPD_NO_PARENT) continue;
+      uint32_t hw = st->node_hw < count ? st->node_hw : count;
+      for (uint32_t k = 0; k < hw; k++) {
+        uint32_t v = st->node_samples[k];
+        if (!v) continue;
+        if (pass == 0) { records++; continue; }
+        dumpw_u32(w, idx);
+        dumpw_u32(w, k);
+        dumpw_u64(w, v);
+      }
+    }
+  }
+  dumpw_end(w, CPD_SEC_SAMPLE_NODES, at);
+}
+
+static void write_stacks(struct dump_writer *w, const struct rows *rows)
+{
+  uint64_t at = dumpw_begin(w);
+  uint32_t n = pool_count(), threads = 0;
+  for (uint32_t i = 0; i < n; i++) threads += pool[i] && pool[i]->nnodes > 1;
+  dumpw_u32(w, threads);
+  for (uint32_t i = 0; i < n && threads; i++) {
+    struct sample_thread *st = pool[i];
+    if (!st || st->nnodes <= 1) continue;
+    threads--;
+    uint32_t count = 0, nn = st->nnodes;
+    char name[64];
+    name[0] = '\0';
+    if (st->ended) copy_text(name, sizeof name, st->name);
+    else if (st->tree && st->tree->name[0]) copy_text(name, sizeof name, st->tree->name);
+    else os_thread_name(st->tid, name, sizeof name);
+    dumpw_u64(w, st->tid);
+    dumpw_u32(w, thread_index(st, rows, &count));
+    dumpw_u32(w, nn);
+    dumpw_u64(w, st->samples);
+    dumpw_u64(w, st->lost);
+    dumpw_str(w, name);
+    unsigned char buf[16 * 256];
+    for (uint32_t k = 0; k < nn;) {
+      uint32_t m = 0;
+      for (; k < nn && m + 16 <= sizeof buf; k++, m += 16) {
+        cpd_put64(buf + m, st->nodes[k].addr);
+        cpd_put32(buf + m + 8, k ? st->nodes[k].parent : CPD_NO_PARENT);
+        cpd_put32(buf + m + 12, st->nodes[k].self);
+      }
+      dumpw_bytes(w, buf, m);
+    }
+  }
+  dumpw_end(w, CPD_SEC_SAMPLE_STACKS, at);
+}
+
+void sample_write_sections(struct dump_writer *w, const void *const *who,
+                           const uint32_t *counts, uint32_t nrows)
+{
+  int any = 0;
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) any |= sample_sessions[i].used;
+  if (!any) return;                   /* dumps without sampling stay as they were */
+  struct rows rows = { who, counts, nrows };
+  write_sessions(w);
+  write_node_samples(w, &rows);
+  write_stacks(w, &rows);
+}

@@ -1,0 +1,172 @@
+/*
+** sample.h -- private interface of the sampling subsystem: sessions (profile
+** objects and the process-wide sampling of CAPPROF_SAMPLE), the per-thread
+** sample state written from the signal handler or sampler thread (sample.c,
+** portable), and the sampler back end each platform implements once with the
+** same signatures (src/posix/perf.c, src/win/ntprofile.c).
+*/
+#ifndef CAPPROF_SAMPLE_H
+#define CAPPROF_SAMPLE_H
+
+#include "internal.h"
+
+#define SAMPLE_MAX_SESSIONS 32      /* profile objects (open or closed) + process */
+#define SAMPLE_MAX_THREADS  4096    /* threads with sample state, per process */
+#define SAMPLE_MAX_DEPTH    64      /* frames of one stack walk, leaf included */
+#define SAMPLE_STACK_NODES  (1u << 17)  /* sampled-stack nodes per thread */
+
+/* Relaxed atomic add: the handler of one thread and that of another may hit
+** the same bucket at once. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#  include <intrin.h>
+#  define SAMPLE_ADD32(p, v) ((void)_InterlockedExchangeAdd((volatile long *)(p), (long)(v)))
+#  define SAMPLE_ADD64(p, v) ((void)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)))
+#  define SAMPLE_CLAIM(p) ((uint32_t)_InterlockedIncrement((volatile long *)(p)) - 1u)
+#else
+#  define SAMPLE_ADD32(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
+#  define SAMPLE_ADD64(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
+#  define SAMPLE_CLAIM(p) __atomic_fetch_add((p), 1u, __ATOMIC_ACQ_REL)
+#endif
+
+/* A source: what the user names, what the dump records, whether its
+** interval is time. */
+struct sample_source {
+  const char *name;
+  uint32_t code;              /* CPD_SRC_* */
+  int is_time;
+};
+/* The source called name, or NULL. "time" is task-clock. */
+const struct sample_source *sample_find_source(const char *name) CP_HIDDEN;
+
+/* One sampling session: a profile object or the process-wide sampling. */
+struct sample_session {
+  int used;                   /* slot taken (never freed: closed ones stay for the dump) */
+  uint32_t kind;              /* CPD_SK_* */
+  volatile int running;       /* the handler counts only while set */
+  int closed;                 /* capprof_profile_close was called */
+  int failed;                 /* could not start: note says why */
+  uint32_t slot;              /* index in the session table */
+  const struct sample_source *source;
+  uint64_t interval;          /* ns (time sources) or events */
+  uint32_t method;            /* CPD_SM_*, set by the back end on start */
+  uintptr_t lo, hi;           /* range [lo, hi) */
+  uint32_t shift;             /* log2 of the bucket size */
+  uint32_t nbuckets;
+  uint32_t *buckets;          /* nbuckets counts, or NULL (process sampling) */
+  size_t buckets_bytes;
+  volatile uint64_t samples;  /* taken while running */
+  volatile uint64_t hits;     /* in range (objects) or recorded (process) */
+  volatile uint64_t lost;     /* process: no room for the thread or the stack */
+  volatile uint64_t walked;   /* process: the stack walk found a caller */
+  char name[64];
+  char method_text[96];       /* the back end's words: "perf_event_open task-clock" */
+  char note[256];             /* why it failed, or which fallback it took */
+  void *backend;              /* the back end's per-session state */
+};
+
+/* One sampled-stack node: a code address under its caller's node. Node 0
+** of each thread is the root (addr 0). Callers' addresses are return
+** addresses minus one, so that they fall inside the call instruction. */
+struct sample_snode {
+  uint64_t addr;
+  uint32_t parent;
+  uint32_t self;              /* samples with this exact stack */
+};
+
+/* What one thread's samples went to. Written by that thread's signal
+** handler (POSIX) or by the sampler thread (Windows), read by the dump. */
+struct sample_thread {
+  uint64_t tid;
+  uintptr_t stack_lo, stack_hi; /* the thread's stack, for frame walks; 0: unknown */
+  struct cp_thread *tree;     /* the thread's call tree (hooked programs), or NULL */
+  const struct cp_ended *ended_rec; /* its packed tree once the thread ended, or NULL */
+  uint32_t tree_gen;          /* tree generation node_samples belong to */
+  uint32_t node_hw;           /* one past the highest node charged */
+  uint32_t *node_samples;     /* per call-tree node, reserved for the node cap */
+  size_t node_samples_bytes;
+  struct sample_snode *nodes; /* sampled stacks, SAMPLE_STACK_NODES reserved */
+  uint32_t *table;            /* (parent, addr) -> node, open addressing */
+  uint32_t mask;
+  volatile uint32_t nnodes;   /* published after a node is written */
+  uint64_t samples;           /* recorded in this thread */
+  uint64_t lost;              /* no room for a new stack node */
+  int ended;                  /* the thread ended (its state is kept for the dump) */
+  char name[64];              /* name at the thread's end, "" while it runs */
+};
+
+/* Registers of an interrupted thread. */
+struct sample_regs {
+  uintptr_t pc, fp, sp;
+};
+
+/* ---- sample.c ----------------------------------------------------------- */
+
+extern struct sample_session sample_sessions[SAMPLE_MAX_SESSIONS] CP_HIDDEN;
+
+/* A new sample_thread for tid, from a pool that never shrinks; NULL when
+** full or out of memory. Async-signal-safe (an atomic claim and os_reserve/
+** os_commit, which are system calls). */
+struct sample_thread *sample_thread_claim(uint64_t tid) CP_HIDDEN;
+/* Count one sample of session s in thread st (may be NULL: buckets only)
+** whose call tree is tree (NULL when not hooked). Async-signal-safe: no
+** lock, no allocation but sample_thread_claim's, errno untouched. */
+void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                const struct sample_regs *r) CP_HIDDEN;
+/* Start CAPPROF_SAMPLE's process-wide sampling, if set (runtime_init). */
+void sample_init_from_env(void) CP_HIDDEN;
+/* Thread state t was retired (its thread ended): its tree now lives in the
+** packed record e (same node indexes), or was merged into a group (e NULL:
+** the samples charged to its nodes are dropped). Under os_lock. */
+void sample_tree_retired(struct cp_thread *t, const struct cp_ended *e) CP_HIDDEN;
+/* Stop every session for good (before the final dump). */
+void sample_finish(void) CP_HIDDEN;
+/* In a fork child: forget the parent's samples, restart what was running. */
+void sample_fork_child(void) CP_HIDDEN;
+/* 1 while process-wide sampling runs (frame walks need stack bounds). */
+int sample_process_running(void) CP_HIDDEN;
+/* Parse "1ms", "100us", "250000ns", "2s" (time) or "100000", "10k", "1M"
+** (events) into *out; 0 or CAPPROF_EINVAL. */
+int sample_parse_interval(const char *s, int is_time, uint64_t *out) CP_HIDDEN;
+
+/* Dump sections 12-14. Row i of THREADS' candidates is who[i] (a live
+** struct cp_thread or a struct cp_ended) with counts[i] nodes written (0:
+** not written); nrows rows, in the order they were written. */
+struct dump_writer;
+void sample_write_sections(struct dump_writer *w, const void *const *who,
+                           const uint32_t *counts, uint32_t nrows) CP_HIDDEN;
+
+/* The dump writer, for sections written elsewhere (dump_write.c). */
+void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) CP_HIDDEN;
+void dumpw_u32(struct dump_writer *w, uint32_t v) CP_HIDDEN;
+void dumpw_u64(struct dump_writer *w, uint64_t v) CP_HIDDEN;
+void dumpw_str(struct dump_writer *w, const char *s) CP_HIDDEN;
+uint64_t dumpw_begin(struct dump_writer *w) CP_HIDDEN;
+void dumpw_end(struct dump_writer *w, uint32_t type, uint64_t start) CP_HIDDEN;
+
+/* ---- the sampler back end (one file per platform) ----------------------- */
+
+/* Whether source can be used here; 0, or CAPPROF_ENOTSUP with one line in
+** why naming the reason. Called without the lock. */
+int sampler_probe(const struct sample_source *src, char *why, size_t n) CP_HIDDEN;
+/* Begin sampling every thread of the process (and those started later) for
+** s at s->interval. Sets s->method, s->method_text and, for a fallback,
+** s->note. 0 or a negative code (why filled). Under os_lock. */
+int sampler_start(struct sample_session *s, char *why, size_t n) CP_HIDDEN;
+/* Stop s's sampling in every thread; no handler counts for s afterwards
+** (s->running is cleared first by the caller). Under os_lock. */
+void sampler_stop(struct sample_session *s) CP_HIDDEN;
+/* Apply a new s->interval to a running session. Under os_lock. */
+int sampler_set_interval(struct sample_session *s) CP_HIDDEN;
+/* The code range [lo, hi) of the module holding addr (NULL: the
+** executable): its executable segments or sections. 0 or CAPPROF_EINVAL. */
+int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi) CP_HIDDEN;
+/* The calling thread just started (or made its first hooked call): open
+** its events for every running session. Not under os_lock; cheap when
+** nothing was ever sampled. */
+void sampler_thread_begin(void) CP_HIDDEN;
+/* In a fork child, under os_lock: drop the parent's events and per-thread
+** states; sessions still marked running are started again for this thread
+** by the caller. */
+void sampler_fork_child(void) CP_HIDDEN;
+
+#endif /* CAPPROF_SAMPLE_H */

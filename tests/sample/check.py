@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""check.py CAPPROF CHECK DUMP... -- checks on sampled dumps, read through
+'capprof export --format=json' (fields in docs/tool.md). Exits 1 with a
+reason when a check fails."""
+import json
+import subprocess
+import sys
+
+
+def load(capprof, dump):
+    out = subprocess.run([capprof, "export", "--format=json", dump], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def func(doc, name):
+    for f in doc["functions"]:
+        if f["name"] == name:
+            return f
+    sys.exit("no function %s in %s" % (name, [f["name"] for f in doc["functions"]]))
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def main():
+    capprof, check, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
+    doc = load(capprof, dumps[0])
+    sampling = doc["dumps"][0].get("sampling")
+    if not sampling:
+        fail("the dump has no sampling session")
+    print("sampling:", sampling)
+    if check in ("ratio", "ratio_timer"):
+        h, l = func(doc, "heavy")["pc_self_samples"], func(doc, "light")["pc_self_samples"]
+        print("heavy %d light %d ratio %.3f" % (h, l, h / max(l, 1)))
+        if h + l < 2000:
+            fail("only %d samples in heavy and light (want >= 2000)" % (h + l))
+        # The timer fires at the scheduler tick (4 ms at HZ=250), each signal
+        # weighted by the intervals it covers: ~1/40 as many independent
+        # samples as perf's, so only the direction of the ratio is sure.
+        lo, hi = (2.6, 3.4) if check == "ratio" else (1.5, 6.0)
+        if not lo <= h / max(l, 1) <= hi:
+            fail("ratio %.3f is not within [%.1f, %.1f]" % (h / max(l, 1), lo, hi))
+        want = "CPU-time timer" if check == "ratio_timer" else "perf_event_open"
+        if want not in sampling["method"]:
+            fail("method %r does not mention %r" % (sampling["method"], want))
+        if check == "ratio_timer" and "fell back" not in sampling["note"]:
+            fail("the note does not say it fell back: %r" % sampling["note"])
+        # The sampled call tree: main calls heavy and light (frame pointers).
+        tree = next((t for t in doc["threads"] if t.get("sampled")), None)
+        if not tree:
+            fail("no sampled call tree in the dump")
+        names = {n["id"]: n["name"] for n in tree["nodes"]}
+        edges = {(names.get(n["parent"]), n["name"]) for n in tree["nodes"]}
+        if ("main", "heavy") not in edges or ("main", "light") not in edges:
+            fail("sampled tree lacks main->heavy and main->light: %s" % sorted(map(str, edges)))
+    elif check == "waiter_worker":
+        worker, waiter = func(doc, "worker"), func(doc, "waiter")
+        print("worker cpu %.1f ms incl %.1f ms; waiter cpu %.1f ms incl %.1f ms" % (
+            worker["cpu_ns"] / 1e6, worker["incl_ns"] / 1e6, waiter["cpu_ns"] / 1e6,
+            waiter["incl_ns"] / 1e6))
+        if abs(worker["cpu_ns"] - 200e6) > 0.2 * 200e6:
+            fail("worker's CPU time %.1f ms is not within 20%% of 200 ms" % (worker["cpu_ns"] / 1e6))
+        if waiter["cpu_ns"] >= 0.05 * worker["cpu_ns"]:
+            fail("waiter's CPU time is not under 5% of the worker's")
+        if waiter["incl_ns"] < 190e6:
+            fail("waiter's elapsed time %.1f ms is under 200 ms" % (waiter["incl_ns"] / 1e6))
+    elif check == "threads8":
+        spin = [t for t in doc["threads"] if any(n["name"] == "spinner" for n in t["nodes"])]
+        counts = sorted(sum(n["self_samples"] for n in t["nodes"] if n["name"] == "spinner")
+                        for t in spin)
+        print("spinner samples per thread:", counts)
+        if len(spin) != 8 or counts[0] < 20:
+            fail("want 8 sampled threads with >= 20 samples each")
+    elif check == "fork":
+        if len(dumps) != 2:
+            fail("want the parent's and the child's dumps, got %d" % len(dumps))
+        docs = [load(capprof, d) for d in dumps]
+        kinds = []
+        for d in docs:
+            names = {f["name"]: f["pc_self_samples"] for f in d["functions"]}
+            p, c = names.get("parent_work", 0), names.get("child_work", 0)
+            print(d["dumps"][0]["path"], "parent_work", p, "child_work", c)
+            if p and c:
+                fail("a dump holds samples of both processes")
+            kinds.append("parent" if p > 20 else "child" if c > 20 else "none")
+        if sorted(kinds) != ["child", "parent"]:
+            fail("want one dump with parent_work's samples and one with child_work's: %s" % kinds)
+    elif check == "signals":
+        w = func(doc, "work")["pc_self_samples"]
+        print("work samples", w)
+        if w < 50:
+            fail("too few samples in work()")
+    else:
+        fail("unknown check " + check)
+    print("ok:", check)
+
+
+main()

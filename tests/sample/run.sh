@@ -1,0 +1,130 @@
+#!/bin/sh
+# run.sh BUILD SRC CASE -- the sampling tests (tests/sample/): build a small
+# program, run it sampled, and check its dump with check.py or the tool.
+# Programs without hooks are sampled by 'capprof run --sample' (threads8
+# directly through LD_PRELOAD=libcapprof.so and CAPPROF_SAMPLE, which is what
+# it does).
+set -eu
+build=$1 src=$2 case=$3
+here=$src/tests/sample
+work=$build/tests/sample-work/$case
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+capprof=$build/capprof
+plain="gcc -O2 -g -fno-omit-frame-pointer"
+preload="env LD_PRELOAD=$build/libcapprof.so CAPPROF_OUTPUT=$work/%n.%p.capprof"
+run="$capprof run -q -o $work/%n.%p.capprof"
+
+check() { python3 "$here/check.py" "$capprof" "$@"; }
+
+# Every export of a sampled dump is well formed (tests/tool/check_exports.py)
+# and callgrind_annotate reads the extra events, when it is installed.
+exports() {
+  for f in json csv speedscope folded; do
+    "$capprof" export --format=$f -o "out.$f" "$1"
+    python3 "$src/tests/tool/check_exports.py" $f "out.$f"
+  done
+  "$capprof" export --format=callgrind -o out.callgrind "$1"
+  grep -q "^events: ns Samples CPU_ns" out.callgrind
+  if command -v callgrind_annotate >/dev/null 2>&1; then
+    callgrind_annotate out.callgrind > out.annotate
+    grep -q "Events recorded:  ns Samples CPU_ns" out.annotate
+  fi
+}
+
+case $case in
+ratio)
+  $plain "$here/spin3.c" -o spin3
+  $run --sample=time:100us -- ./spin3 150 > out.txt
+  check ratio spin3.*.capprof
+  # The hot function and its hot line, as a new user would look for them.
+  "$capprof" report --samples spin3.*.capprof | tee report.txt
+  awk '/function$/ { getline; exit !($NF ~ /spin3.c/ && $(NF-1) == "heavy") }' report.txt \
+    || { echo "report --samples does not name heavy first"; exit 1; }
+  "$capprof" annotate heavy spin3.*.capprof | tee annotate.txt
+  hot=$(awk '$4 == "source:" { go = 1; next } go && $2 ~ /%$/ { print $1, $0 }' annotate.txt \
+        | tr -d , | sort -n -r | head -n 1)
+  echo "hottest line: $hot"
+  case $hot in *"sink += i ^ (i >> 3);"*) ;; *) echo "annotate: wrong hot line"; exit 1 ;; esac
+  exports spin3.*.capprof
+  # merge keeps the samples and the sampled tree (symbol keys): the ratio holds
+  "$capprof" merge -o merged.capprof spin3.*.capprof spin3.*.capprof
+  check ratio merged.capprof
+  "$capprof" diff spin3.*.capprof merged.capprof | tee diff.txt | grep -q "cpu self"
+  ;;
+ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
+  $plain "$here/spin3.c" -o spin3
+  CAPPROF_SAMPLE_NO_PERF=1 $run --sample=time:100us -- ./spin3 300 > out.txt
+  check ratio_timer spin3.*.capprof
+  "$capprof" info spin3.*.capprof | grep -q "fell back to the CPU-time timer"
+  ;;
+waiter_worker)      # hooks: samples charged to the call paths
+  gcc -O1 -g -finstrument-functions "$here/waiter_worker.c" "$build/libcapprof.a" \
+    -lpthread -ldl -o ww
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:1ms ./ww > out.txt
+  check waiter_worker ww.*.capprof
+  "$capprof" tree ww.*.capprof | tee tree.txt | grep -q "cpu/incl"
+  exports ww.*.capprof
+  "$capprof" merge -o merged.capprof ww.*.capprof ww.*.capprof
+  python3 - "$capprof" ww.*.capprof merged.capprof <<'PY'
+import json, subprocess, sys
+def worker(d):
+    doc = json.loads(subprocess.run([sys.argv[1], "export", "--format=json", d], check=True,
+                                    capture_output=True, text=True).stdout)
+    return next(f["samples"] for f in doc["functions"] if f["name"] == "worker")
+one, two = worker(sys.argv[2]), worker(sys.argv[3])
+print("worker samples: one run", one, "merged twice", two)
+sys.exit(0 if two == 2 * one and one > 0 else 1)
+PY
+  ;;
+threads8)
+  $plain "$here/threads8.c" -o threads8 -lpthread
+  $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
+  check threads8 threads8.*.capprof
+  ;;
+threads8_hooked)    # with hooks, static runtime: each thread's first hook opens its events
+  gcc -O1 -g -finstrument-functions "$here/threads8.c" "$build/libcapprof.a" -lpthread -ldl \
+    -o threads8
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
+  check threads8 threads8.*.capprof
+  ;;
+fork)
+  $plain "$here/forker.c" -o forker
+  $run --sample -- ./forker > out.txt
+  # shellcheck disable=SC2046
+  check fork $(ls forker.*.capprof)
+  ;;
+signals)
+  $plain "$here/signals.c" -o signals -lpthread
+  $run --sample=time:200us -- ./signals > out.txt || { cat out.txt; exit 1; }
+  cat out.txt
+  check signals signals.*.capprof
+  ;;
+hw_unavailable)     # no hardware counters here: one clear line, a dump that says so
+  $plain "$here/spin3.c" -o spin3
+  $run --sample=cycles -- ./spin3 2 > out.txt 2> err.txt
+  cat err.txt
+  [ "$(wc -l < err.txt)" -eq 1 ] || { echo "want exactly one line on stderr"; exit 1; }
+  grep -q "sampling source 'cycles' is not available here" err.txt
+  grep -q "available sources: time task-clock cpu-clock cpu-timer" err.txt
+  if "$capprof" report --samples spin3.*.capprof > rep.txt 2>&1; then
+    echo "report --samples should fail on a dump whose sampling did not run"; exit 1
+  fi
+  cat rep.txt
+  grep -q "sampling did not run: sampling source 'cycles' is not available" rep.txt
+  ;;
+existing)           # threads running before a profile object starts are sampled
+  gcc -O2 -g -I"$src/include" "$here/existing.c" "$build/libcapprof.a" -lpthread -ldl -o existing
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" ./existing
+  ;;
+selfprofile)        # examples/selfprofile.c: a profile object over its own sort
+  CAPPROF_OUTPUT="$work/%n.%p.capprof" "$build/examples/selfprofile" --check | tee out.txt
+  "$capprof" info selfprofile.*.capprof | tee info.txt | grep -A2 "^sampling:"
+  grep -q 'profile object "insertion sort": task-clock every 100 us' info.txt
+  ;;
+*)
+  echo "unknown case $case"; exit 2
+  ;;
+esac
+echo "ok: sample.$case"

@@ -1,0 +1,38 @@
+/* spin3.c -- no hooks: heavy() does three times the work of light(), in
+** turns, so that CPU-time samples fall on them 3:1. Built with frame
+** pointers so that main shows as their caller in the sampled tree. */
+#include <stdio.h>
+#include <stdlib.h>
+
+volatile unsigned long sink, ticks;
+
+/* A call now and then gives heavy and light a frame of their own (GCC
+** sets up no frame pointer in a leaf). */
+__attribute__((noinline)) void tick(void) { ticks++; }
+
+__attribute__((noinline)) void heavy(unsigned long n)
+{
+  for (unsigned long i = 0; i < 3 * n; i++) {
+    sink += i ^ (i >> 3);
+    if ((i & 0xFFFFF) == 0) tick();
+  }
+}
+
+__attribute__((noinline)) void light(unsigned long n)
+{
+  for (unsigned long i = 0; i < n; i++) {
+    sink += i ^ (i >> 3);
+    if ((i & 0xFFFFF) == 0) tick();
+  }
+}
+
+int main(int argc, char **argv)
+{
+  unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 10) : 100;
+  for (unsigned long r = 0; r < rounds; r++) {
+    heavy(1000000);
+    light(1000000);
+  }
+  printf("%lu\n", sink);
+  return 0;
+}
