@@ -416,19 +416,7 @@ void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uin
     A.unrecorded++;
     return s->real;
   }
-  /* Written, published, written again: a signal handler's calls between
-  ** two statements use and restore the same entry (see calltree_push). */
-  e[1].slot = slot;
-  e[1].orig = orig;
-  e[1].id = s->id;
-  e[1].restored = 0;
-  CP_BARRIER();
-  r->top = e + 1;
-  CP_BARRIER();
-  e[1].slot = slot;
-  e[1].orig = orig;
-  e[1].id = s->id;
-  e[1].restored = 0;
+  intercept_rpush(r, e, slot, orig, s->id);
   *slot = A.ret_tramp;
   uint64_t key = CPD_KEY_API | s->id;
   uintptr_t sp = (uintptr_t)slot - 16;

@@ -388,6 +388,26 @@ struct cp_rstack {
   struct icpt_ret base[1];
 };
 
+/* Push the return-stack entry above e (the caller checked there is room).
+** Written, published, written again, as calltree_push: a signal handler's
+** intercepted calls between two statements use and restore the same entry.
+** Cost: 9 stores to one entry and the top; shared by every back end. */
+CP_INLINE void intercept_rpush(struct cp_rstack *r, struct icpt_ret *e,
+                               uintptr_t *slot, uintptr_t orig, uint32_t id)
+{
+  e[1].slot = slot;
+  e[1].orig = orig;
+  e[1].id = id;
+  e[1].restored = 0;
+  CP_BARRIER();
+  r->top = e + 1;
+  CP_BARRIER();
+  e[1].slot = slot;
+  e[1].orig = orig;
+  e[1].id = id;
+  e[1].restored = 0;
+}
+
 struct intercept_summary {
   uint32_t status;     /* CPD_IS_* */
   uint64_t modules, slots, unrecorded, inner_mt, outer_mt;

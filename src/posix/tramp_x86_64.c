@@ -154,17 +154,7 @@ void *tramp_enter_fast(struct cp_thread *t, const struct icpt_stub *s, uintptr_t
   uintptr_t orig = *slot, ret = (uintptr_t)cp_plt_return;
   if (CP_UNLIKELY((e->slot <= slot) | (e + 1 >= r->end) | (orig == ret))) return NULL;
   if (CP_UNLIKELY(!cp_hot_enter_try(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16))) return NULL;
-  e[1].slot = slot;                 /* written, published, written again */
-  e[1].orig = orig;
-  e[1].id = s->id;
-  e[1].restored = 0;
-  CP_BARRIER();
-  r->top = e + 1;
-  CP_BARRIER();
-  e[1].slot = slot;
-  e[1].orig = orig;
-  e[1].id = s->id;
-  e[1].restored = 0;
+  intercept_rpush(r, e, slot, orig, s->id);
   *slot = ret;
   return s->real;
 }
