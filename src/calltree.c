@@ -51,6 +51,7 @@ static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
   n->incl = 0;
   n->min = UINT64_MAX;
   n->max = 0;
+  n->misses = 0;
 }
 
 static void init_fixed_nodes(struct cp_thread *t)
@@ -214,7 +215,7 @@ struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now
   uint32_t saved = enter_busy(t);
   struct cp_frame *f = t->top;
   while (f > t->frames && f->sp < sp) {
-    calltree_charge(&t->nodes[f->node], now - f->tstart);
+    calltree_charge_frame(t, f, now);
     zone_popped_open(t, f);
     f--;
   }
@@ -234,7 +235,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
   struct cp_frame *f = t->top;
   if (f == t->frames) return;
   if (calltree_node_capped(t, f->node)) {
-    calltree_charge(&t->nodes[f->node], now - f->tstart);
+    calltree_charge_frame(t, f, now);
     t->top = f - 1;
     return;
   }
@@ -243,7 +244,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (t->nodes[g->node].key == key && g->sp >= sp) {
       uint32_t saved = enter_busy(t);
       for (; f >= g; f--) {
-        calltree_charge(&t->nodes[f->node], now - f->tstart);
+        calltree_charge_frame(t, f, now);
         zone_popped_open(t, f);
       }
       t->top = g - 1;
@@ -344,7 +345,7 @@ uint32_t calltree_close(struct cp_thread *t, uint64_t end)
   for (uint32_t i = 0; i < n; i++) t->nodes[i].hot = 0;
   for (struct cp_frame *f = t->frames + 1; f <= t->top; f++) {
     if (f->node >= n || f->tstart > end) continue;
-    calltree_charge(&t->nodes[f->node], end - f->tstart);
+    calltree_charge_frame(t, f, end);
     t->nodes[f->node].hot |= CPD_NODE_OPEN;
     open++;
   }
@@ -365,6 +366,7 @@ void calltree_merge(struct cp_thread *g, const struct cp_node *src, uint32_t n, 
     to->incl += s->incl;
     if (s->min < to->min) to->min = s->min;
     if (s->max > to->max) to->max = s->max;
+    to->misses += s->misses;
     to->hot |= s->hot;
   }
 }

@@ -53,6 +53,7 @@ int clock_select(const char *name)
 {
   if ((name && strcmp(name, "os") == 0) || !clock_tsc_usable()) return CP_CLOCK_OS;
   if ((name && strcmp(name, "tsc-fast") == 0) || !rdtscp_usable()) return CP_CLOCK_TSC_FAST;
+  if (name && strcmp(name, "tsc-both") == 0) return CP_CLOCK_TSC_BOTH;
   return CP_CLOCK_TSC;
 }
 
@@ -78,15 +79,35 @@ void clock_calibrate_timer(void)
 ** without. Called through volatile pointers so nothing is inlined. */
 void cp_calib_instrumented(void) CP_HIDDEN;
 void cp_calib_plain(void) CP_HIDDEN;
+void cp_calib_instrumented2(void) CP_HIDDEN;
+void cp_calib_plain2(void) CP_HIDDEN;
 
 #define PROBE_WARMUP 10
 #define PROBE_ROUNDS 100
 #define PROBE_CALLS  50
 
-static uint64_t one_round(void (*volatile fn)(void))
+/* One round of calls. With sampled set, every call is made a throttled
+** call's timed sample (the thread's countdown cleared before it); the plain
+** rounds do the same store, so that both loops run the same code. With fn2,
+** fn and fn2 in turn. */
+static uint64_t one_round(void (*volatile fn)(void), void (*volatile fn2)(void),
+                          struct cp_thread *sampled)
 {
   uint64_t t0 = cp_now();
-  for (int i = 0; i < PROBE_CALLS; i++) fn();
+  if (fn2) {
+    for (int i = 0; i < PROBE_CALLS / 2; i++) {
+      fn();
+      fn2();
+    }
+  } else if (sampled) {
+    for (int i = 0; i < PROBE_CALLS; i++) {
+      sampled->countdown = 0;
+      CP_BARRIER();
+      fn();
+    }
+  } else {
+    for (int i = 0; i < PROBE_CALLS; i++) fn();
+  }
   return cp_now() - t0;
 }
 
@@ -98,6 +119,52 @@ static uint64_t scratch_ticks(const struct cp_thread *t)
   return sum;
 }
 
+static uint64_t scratch_calls(const struct cp_thread *t)
+{
+  uint64_t sum = 0;
+  for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++) sum += t->nodes[i].calls;
+  return sum;
+}
+
+/* The calls of one kind (CP_FRAME_*) into the scratch tree: the best
+** round's average cost to the caller (outer) and in the call's own time
+** (inner), in milli-ticks; 0 when something failed. */
+static int measure_kind(struct cp_thread *scratch, uint32_t kind, int miss,
+                        uint64_t *outer_mt, uint64_t *inner_mt)
+{
+  struct cp_thread *sampled = NULL;
+  if (kind != CP_FRAME_TIMED) {               /* throttle the scratch nodes */
+    for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++)
+      scratch->nodes[i].key |= CP_KEY_THROTTLED;
+    if (kind == CP_FRAME_UNTIMED) scratch->countdown = UINT32_MAX;
+    else sampled = scratch;
+  }
+  uint64_t with = UINT64_MAX, without = UINT64_MAX, inner = UINT64_MAX;
+  uint64_t calls0 = scratch_calls(scratch), slow0 = scratch->slow_calls;
+  for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
+    uint64_t own = scratch_ticks(scratch);
+    uint64_t a = one_round(cp_calib_instrumented, miss ? cp_calib_instrumented2 : NULL, sampled);
+    own = scratch_ticks(scratch) - own;
+    uint64_t b = one_round(cp_calib_plain, miss ? cp_calib_plain2 : NULL, sampled);
+    if (r < PROBE_WARMUP) continue;
+    if (a < with) with = a;
+    if (b < without) without = b;
+    if (own < inner) inner = own;
+  }
+  if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * PROBE_CALLS ||
+      with <= without || (miss && scratch->slow_calls - slow0 > 1))
+    return 0;                  /* a miss that took the slow path: no figure */
+  if (kind == CP_FRAME_SAMPLED) inner /= cp_g.throttle_period ? cp_g.throttle_period : 1;
+  *outer_mt = (with - without) * 1000 / PROBE_CALLS;
+  *inner_mt = inner * 1000 / PROBE_CALLS;
+  return 1;
+}
+
+static void keep_smaller(uint64_t *figure, uint64_t v)
+{
+  if (!*figure || v < *figure) *figure = v;
+}
+
 /* Run an empty instrumented function through the real hooks, recording into
 ** a scratch tree, and measure (a) what a call adds to its caller's time:
 ** outer, and (b) what a call measures for itself: inner. Both are averages
@@ -106,10 +173,12 @@ static uint64_t scratch_ticks(const struct cp_thread *t)
 ** the probe a caller sees. (Inner as the single shortest call, as before,
 ** was ~40% below the average and left that difference in every caller's
 ** time; docs/tool.md.) Rounds with and without the hooks are interleaved so
-** that both see the same machine. Called at start-up and again before each
-** dump: each figure keeps its smallest value, since a busy machine (another
-** hyperthread at work, preemption) only inflates them. Leaves the figures
-** as they were if anything fails. */
+** that both see the same machine. Then the same for a throttled node's
+** calls (throttle.c): untimed (outer only: they measure nothing) and timed
+** as a sample. Called at start-up and again before each dump: each figure
+** keeps its smallest value, since a busy machine (another hyperthread at
+** work, preemption) only inflates them. Leaves the figures as they were if
+** anything fails. */
 void clock_calibrate_probe(void)
 {
   struct cp_thread *scratch = calltree_new(64);
@@ -119,27 +188,28 @@ void clock_calibrate_probe(void)
   uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   os_set_thread(scratch);
 
-  uint64_t with = UINT64_MAX, without = UINT64_MAX, inner = UINT64_MAX;
-  for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
-    uint64_t own = scratch_ticks(scratch);
-    uint64_t a = one_round(cp_calib_instrumented);
-    own = scratch_ticks(scratch) - own;
-    uint64_t b = one_round(cp_calib_plain);
-    if (r < PROBE_WARMUP) continue;
-    if (a < with) with = a;
-    if (b < without) without = b;
-    if (own < inner) inner = own;
-  }
+  uint64_t outer, inner, mouter, minner, uouter, uinner, umouter, souter, sinner;
+  int ok = measure_kind(scratch, CP_FRAME_TIMED, 0, &outer, &inner);
+  int mok = ok && measure_kind(scratch, CP_FRAME_TIMED, 1, &mouter, &minner);
+  int tok = ok && measure_kind(scratch, CP_FRAME_UNTIMED, 0, &uouter, &uinner) &&
+            measure_kind(scratch, CP_FRAME_SAMPLED, 0, &souter, &sinner);
+  int umok = tok && mok && measure_kind(scratch, CP_FRAME_UNTIMED, 1, &umouter, &uinner);
 
   os_set_thread(saved);
   cp_g.hooks_seen = hooks_seen;
-  uint64_t calls = 0;
-  for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++) calls += scratch->nodes[i].calls;
-  if (calls == (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * PROBE_CALLS && with > without) {
-    uint64_t inner_mt = inner * 1000 / PROBE_CALLS;
-    uint64_t outer_mt = (with - without) * 1000 / PROBE_CALLS;
-    if (!cp_g.probe_inner_mt || inner_mt < cp_g.probe_inner_mt) cp_g.probe_inner_mt = inner_mt;
-    if (!cp_g.probe_outer_mt || outer_mt < cp_g.probe_outer_mt) cp_g.probe_outer_mt = outer_mt;
+  if (ok) {
+    keep_smaller(&cp_g.probe_inner_mt, inner);
+    keep_smaller(&cp_g.probe_outer_mt, outer);
+  }
+  if (mok) {
+    keep_smaller(&cp_g.probe_minner_mt, minner);
+    keep_smaller(&cp_g.probe_mouter_mt, mouter);
+  }
+  if (umok) keep_smaller(&cp_g.probe_umiss_mt, umouter);
+  if (tok) {
+    keep_smaller(&cp_g.probe_untimed_mt, uouter);
+    keep_smaller(&cp_g.probe_sinner_mt, sinner);
+    keep_smaller(&cp_g.probe_souter_mt, souter);
   }
   calltree_free(scratch);
 }

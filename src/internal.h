@@ -24,7 +24,7 @@
 
 /* ---- call tree ---------------------------------------------------------- */
 
-/* One unique call path of one thread. 48 bytes; see docs/runtime.md.
+/* One unique call path of one thread. 56 bytes; see docs/runtime.md.
 ** Exclusive time is not stored: it is inclusive minus the children's
 ** inclusive, derived by the reader. Times are in clock ticks. */
 struct cp_node {
@@ -35,6 +35,8 @@ struct cp_node {
   uint64_t incl;     /* inclusive ticks over completed calls */
   uint64_t min;      /* shortest call, ticks (UINT64_MAX before any call) */
   uint64_t max;      /* longest call, ticks */
+  uint64_t misses;   /* entries that did not find it as its parent's hot
+                     ** child (table lookups): their probe costs more */
 };
 
 /* One live call on the shadow stack. sp orders frames: a frame whose sp is
@@ -42,10 +44,16 @@ struct cp_node {
 ** longjmp, an exception or cancellation, and is popped. */
 struct cp_frame {
   uint32_t node;     /* node charged when the call returns */
-  uint32_t pad_;
+  uint32_t kind;     /* CP_FRAME_*: how the call is timed */
   uintptr_t sp;      /* caller's stack pointer at the hook */
   uint64_t tstart;   /* thread clock (cp_tnow) at entry: not the raw clock */
 };
+
+/* Frame kinds. A throttled node's calls (throttle.c) are timed at random,
+** one in cp_g.throttle_period on average; the others read no clock. */
+#define CP_FRAME_TIMED   0u  /* timed: charged its time at exit */
+#define CP_FRAME_UNTIMED 1u  /* throttled, not timed: counted at exit */
+#define CP_FRAME_SAMPLED 2u  /* throttled, timed: charged its time x period */
 
 #define CP_NODE_ROOT     0u
 #define CP_NODE_OVERFLOW 1u
@@ -66,6 +74,8 @@ struct cp_thread {
   volatile uint32_t nnodes;   /* nodes in use; published after a node is set */
   uint64_t debt;              /* clock ticks this thread's slow paths took; the
                               ** thread clock (cp_tnow) runs without them */
+  uint32_t countdown;         /* throttled calls until the next timed one */
+  uint32_t rng;               /* xorshift state for the countdown's length */
 
   uint32_t cap;               /* node cap; past it calls go to the overflow node */
   size_t nodes_bytes;         /* reserved size of nodes */
@@ -101,7 +111,8 @@ struct cp_global {
   int finished;               /* final dump written: hooks stay off */
   uint32_t node_cap;          /* per-thread node cap */
   uint64_t throttle_calls;    /* calls at which a node's throttling is decided; 0: off */
-  char pad_[64 - 6 * 4 - 8];
+  uint32_t throttle_period;   /* a throttled node's calls per timed call, on average */
+  char pad_[64 - 7 * 4 - 8];
 
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
@@ -109,6 +120,12 @@ struct cp_global {
   uint64_t timer_overhead;    /* ticks per timer read, back to back */
   uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
   uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
+  uint64_t probe_untimed_mt;  /* milli-ticks an untimed throttled call costs its caller */
+  uint64_t probe_sinner_mt;   /* the same two figures for a throttled call timed */
+  uint64_t probe_souter_mt;   /* as a sample (CP_FRAME_SAMPLED) */
+  uint64_t probe_minner_mt;   /* a timed call found by table lookup (a miss */
+  uint64_t probe_mouter_mt;   /* of its caller's hot child): own, caller's */
+  uint64_t probe_umiss_mt;    /* an untimed throttled call found so */
   uint32_t clock_source;      /* CPD_CLOCK_* */
   volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
@@ -144,6 +161,7 @@ uint64_t os_ticks(void) CP_HIDDEN;          /* fallback clock, ns or QPC units *
 #define CP_CLOCK_OS        0  /* os_ticks(): no usable TSC, or asked for */
 #define CP_CLOCK_TSC       1  /* rdtsc at entry, rdtscp at exit (default) */
 #define CP_CLOCK_TSC_FAST  2  /* rdtsc at both: cheaper, less exact */
+#define CP_CLOCK_TSC_BOTH  3  /* rdtscp at both */
 
 #if CAPPROF_ARCH_X86
 CP_INLINE uint64_t cp_now(void)
@@ -170,16 +188,16 @@ CP_INLINE uint64_t cp_rdtscp(void)
 
 CP_INLINE uint64_t cp_now_exit(void)
 {
-  if (CP_LIKELY(cp_g.use_tsc == CP_CLOCK_TSC)) return cp_rdtscp();
+  if (CP_LIKELY(cp_g.use_tsc == CP_CLOCK_TSC || cp_g.use_tsc == CP_CLOCK_TSC_BOTH)) return cp_rdtscp();
   return cp_now();
 }
 
 /* The hooks' fast paths read the TSC inline and leave the OS clock to the
 ** full path, so that they stay leaf functions. */
 #  define CP_FAST_CLOCK 1
-#  define cp_fast_enter_clock(mode) ((void)(mode), (uint64_t)__rdtsc())
+#  define cp_fast_enter_clock(mode) ((mode) == CP_CLOCK_TSC_BOTH ? cp_rdtscp() : (uint64_t)__rdtsc())
 #  define cp_fast_exit_clock(mode) \
-     (CP_LIKELY((mode) == CP_CLOCK_TSC) ? cp_rdtscp() : (uint64_t)__rdtsc())
+     (CP_LIKELY((mode) != CP_CLOCK_TSC_FAST) ? cp_rdtscp() : (uint64_t)__rdtsc())
 #else
 CP_INLINE uint64_t cp_now(void) { return os_ticks(); }
 CP_INLINE uint64_t cp_now_exit(void) { return os_ticks(); }
@@ -231,6 +249,27 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
   n->incl += d;
   if (d < n->min) n->min = d;
   if (d > n->max) n->max = d;
+}
+
+/* Charge one finished sampled call (CP_FRAME_SAMPLED): it stands for
+** cp_g.throttle_period calls on average, so its time is scaled; min and max
+** stay what was measured. */
+CP_INLINE void calltree_charge_sampled(struct cp_node *n, uint64_t d)
+{
+  n->calls++;
+  n->incl += d * cp_g.throttle_period;
+  if (d < n->min) n->min = d;
+  if (d > n->max) n->max = d;
+}
+
+/* Charge the call of frame f, ending at now (thread clock), by its kind. */
+CP_INLINE void calltree_charge_frame(struct cp_thread *t, const struct cp_frame *f,
+                                     uint64_t now)
+{
+  struct cp_node *n = &t->nodes[f->node];
+  if (CP_LIKELY(f->kind == CP_FRAME_TIMED)) calltree_charge(n, now - f->tstart);
+  else if (f->kind == CP_FRAME_UNTIMED) n->calls++;
+  else calltree_charge_sampled(n, now - f->tstart);
 }
 
 /* The thread clock: the clock minus the ticks this thread's slow paths took
@@ -609,17 +648,54 @@ void os_dumpsig_start(void) CP_HIDDEN;
 ** is written, published, and written again, so that a handler that ran
 ** before the publish (using, and overwriting, the same slot) leaves nothing
 ** stale behind. Cost: 5 stores to one frame and the top. */
-CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t node,
-                             uintptr_t sp, uint64_t start)
+CP_INLINE void calltree_push_kind(struct cp_thread *t, struct cp_frame *f, uint32_t node,
+                                  uint32_t kind, uintptr_t sp, uint64_t start)
 {
   f[1].node = node;
+  f[1].kind = kind;
   f[1].sp = sp;
   CP_BARRIER();
   t->top = f + 1;
   CP_BARRIER();
   f[1].node = node;
+  f[1].kind = kind;
   f[1].sp = sp;
   f[1].tstart = start;
+}
+
+CP_INLINE void calltree_push(struct cp_thread *t, struct cp_frame *f, uint32_t node,
+                             uintptr_t sp, uint64_t start)
+{
+  calltree_push_kind(t, f, node, CP_FRAME_TIMED, sp, start);
+}
+
+/* The length of the next run of untimed throttled calls: uniform on
+** 1 .. 2P-1 (mean P = cp_g.throttle_period), so that no calling pattern
+** keeps a function out of the timed calls or always in them. */
+uint32_t throttle_next_countdown(struct cp_thread *t) CP_HIDDEN;
+
+/* Enter a call of throttled node c above frame f (room checked by the
+** caller): most calls push an untimed frame and read no clock (a few loads,
+** 7 stores); every P-th on average is timed as a sample. */
+CP_INLINE void calltree_push_throttled(struct cp_thread *t, struct cp_frame *f, uint32_t c,
+                                       uintptr_t sp)
+{
+  if (CP_LIKELY(t->countdown > 1)) {
+    t->countdown--;
+    calltree_push_kind(t, f, c, CP_FRAME_UNTIMED, sp, 0);
+    return;
+  }
+  t->countdown = throttle_next_countdown(t);
+  calltree_push_kind(t, f, c, CP_FRAME_SAMPLED, sp, cp_tnow(t));
+}
+
+/* The exit of a throttled call: the top frame f is its own and not timed
+** as usual. An untimed call is counted; a sampled one reads the clock. */
+CP_INLINE void calltree_pop_throttled(struct cp_thread *t, struct cp_frame *f)
+{
+  if (f->kind == CP_FRAME_UNTIMED) t->nodes[f->node].calls++;
+  else calltree_charge_sampled(&t->nodes[f->node], cp_tnow_exit(t) - f->tstart);
+  t->top = f - 1;
 }
 
 /* The lookup table's first slot for (parent, key); calltree_lookup probes on
@@ -659,10 +735,14 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
+    t->nodes[c].misses++;
     /* Throttled (throttle.c): count only. Synthetic keys have the bit set
     ** already, so the key must differ too. */
     if (CP_UNLIKELY(t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED))) {
-      t->nodes[c].calls++;
+      uint64_t now = cp_now();
+      t->slow_calls++;
+      if (now > slow_since) t->debt += now - slow_since;
+      calltree_push_throttled(t, f, c, sp);
       return;
     }
   }
@@ -699,7 +779,7 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
     calltree_exit_mismatch(t, key, sp, now);
     return;
   }
-  calltree_charge(n, now - f->tstart);
+  calltree_charge_frame(t, f, now);
   t->top = f - 1;
 }
 
@@ -714,14 +794,30 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
-  /* Not the hot child (a caller that calls several functions in turn, an
-  ** interpreter's loop, misses it most of the time): the full path, whose
-  ** time the thread clock leaves out (cp_tnow). Probing the lookup table
-  ** here instead was tried: its loads often miss the cache, rdtsc does not
-  ** wait for them, and their latency landed in the callee's time (sqlite3's
-  ** varint decoder measured 10x its sampled share; docs/tool.md). */
+  uint64_t k = nodes[c].key;
+  if (CP_UNLIKELY(k != key)) {
+    /* Not the hot child (a caller that calls several functions in turn, an
+    ** interpreter's loop): its first lookup-table slot usually holds it. A
+    ** throttled callee (CP_KEY_THROTTLED) is entered here too, untimed. */
+    if (k != (key | CP_KEY_THROTTLED)) {
+      uint32_t s = t->table[calltree_slot(t, f->node, key)];
+      if (s == 0 || (nodes[s].key | CP_KEY_THROTTLED) != (key | CP_KEY_THROTTLED) ||
+          nodes[s].parent != f->node)
+        return 0;
+      nodes[f->node].hot = c = s;
+      nodes[s].misses++;
+      k = nodes[s].key;
+    }
+    if (k != key) {
+      if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
+                      (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+        return 0;
+      calltree_push_throttled(t, f, c, sp);
+      return 1;
+    }
+  }
   if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
-                  (nodes[c].key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
+                  (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
     return 0;
   /* The clock is read before the frame is written, not after: the stores
   ** then retire under rdtsc's latency (-1.5 ns per call, bench/run.sh);
@@ -739,8 +835,18 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;
-  uint64_t now = cp_fast_exit_clock(mode);
   struct cp_frame *f = t->top;
+  /* A throttled call's frame is not timed as usual: the slow side, with no
+  ** clock read for most of them. Checked before the clock read, so the
+  ** check counts in the callee's time, which calibration subtracts. */
+  if (CP_UNLIKELY(f->kind != CP_FRAME_TIMED)) {
+    if (f->kind != CP_FRAME_UNTIMED || t->nodes[f->node].key != (key | CP_KEY_THROTTLED))
+      return 0;
+    t->nodes[f->node].calls++;               /* untimed: no clock read */
+    t->top = f - 1;
+    return 1;
+  }
+  uint64_t now = cp_fast_exit_clock(mode);
   struct cp_node *n = &t->nodes[f->node];
   (void)sp;
   if (CP_UNLIKELY((n->key != key) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))

@@ -1,15 +1,20 @@
 /*
-** throttle.c -- throttling, as TAU does it: a call path's node that is both
-** very frequent and very short is no longer timed. Its calls are still
-** counted (no clock read: a few loads and one store per call), its time goes
-** to its caller, and the dump says which nodes were throttled and when.
+** throttle.c -- throttling, after TAU: a call path's node that is both very
+** frequent and very short is no longer timed on every call. Its calls are
+** still all counted, and it keeps its place in the tree (its callees stay
+** below it), but only one call in P on average (cp_g.throttle_period,
+** default 32), chosen at random, reads the clock; that call's time counts P
+** times. The others cost their caller a few loads and stores instead of two
+** clock reads, which calibration measures (clock.c) and the tool subtracts.
+** The dump says which nodes were throttled and when.
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
 ** 100,000), it is throttled if its calls averaged less than T of raw
-** inclusive time (the longest call left out) (default: twice the probe's own calibrated cost per call,
-** i.e. most of what was measured is the probe). CAPPROF_THROTTLE=N:T sets
-** both (T in ns or us), CAPPROF_THROTTLE=off turns throttling off. Decided
-** once per node, on the exit hook's slow side; the hot path pays one compare.
+** inclusive time (the longest call left out) (default: twice the probe's
+** own calibrated cost per call, i.e. most of what was measured is the
+** probe). CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
+** CAPPROF_THROTTLE=off turns throttling off. Decided once per node, on the
+** exit hook's slow side; the hot path pays one compare.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,8 @@
 #include "internal.h"
 
 #define DEFAULT_CALLS   100000u
+#define DEFAULT_PERIOD  32u
+#define MAX_PERIOD      65536u
 #define MAX_RECORDS     (1u << 16)      /* per thread; later nodes are not throttled */
 #define GATE_BUSY       0xFFFFFFFFu
 
@@ -41,6 +48,7 @@ void throttle_init(void)
 {
   const char *s = os_getenv("CAPPROF_THROTTLE");
   cp_g.throttle_calls = DEFAULT_CALLS;
+  cp_g.throttle_period = DEFAULT_PERIOD;
   threshold_ns = 0;
   if (!s || !*s) return;
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
@@ -53,19 +61,37 @@ void throttle_init(void)
   uint64_t ns = 0;
   if (*end == ':') {
     const char *v = end + 1;
-    if (!strcmp(v, "auto")) {
+    if (!strncmp(v, "auto", 4)) {
       end = (char *)v + 4;
     } else {
       unsigned long long x = strtoull(v, &end, 10);
       if (end == v) return;
-      if (!strcmp(end, "us")) { x *= 1000; end += 2; }
-      else if (!strcmp(end, "ns")) end += 2;
+      if (!strncmp(end, "us", 2)) { x *= 1000; end += 2; }
+      else if (!strncmp(end, "ns", 2)) end += 2;
       ns = x;
     }
   }
+  unsigned long long period = DEFAULT_PERIOD;
+  if (*end == ':') {
+    const char *v = end + 1;
+    period = strtoull(v, &end, 10);
+    if (end == v || period < 1 || period > MAX_PERIOD) return;
+  }
   if (*end) return;
   cp_g.throttle_calls = n;
+  cp_g.throttle_period = (uint32_t)period;
   threshold_ns = ns;
+}
+
+uint32_t throttle_next_countdown(struct cp_thread *t)
+{
+  uint32_t x = t->rng ? t->rng : 0x9E3779B9u;   /* xorshift32 */
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  t->rng = x;
+  uint32_t p = cp_g.throttle_period;
+  return p <= 1 ? 1 : 1 + x % (2 * p - 1);
 }
 
 /* The threshold as ticks per call; 0 when unknown. */

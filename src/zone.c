@@ -261,7 +261,7 @@ void zone_pop_open(struct cp_thread *t, uint64_t now)
   t->gate = GATE_BUSY;
   struct cp_frame *f = t->top;
   for (; f > t->frames && cp_frame_is_zone(t, f); f--) {
-    calltree_charge(&t->nodes[f->node], now - f->tstart);
+    calltree_charge_frame(t, f, now);
     zone_popped_open(t, f);
   }
   t->top = f;
@@ -299,10 +299,10 @@ static void close_to(struct cp_thread *t, struct cp_frame *g, uint64_t now)
   t->gate = GATE_BUSY;
   struct cp_frame *f = t->top;
   for (; f > g; f--) {
-    calltree_charge(&t->nodes[f->node], now - f->tstart);
+    calltree_charge_frame(t, f, now);
     zone_popped_open(t, f);
   }
-  calltree_charge(&t->nodes[g->node], now - g->tstart);
+  calltree_charge_frame(t, g, now);
   t->top = g - 1;
   t->gate = saved;
 }

@@ -176,7 +176,7 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
       struct cpd_throttled *r = realloc(d->throttled, (d->nthrottled + 1) * sizeof *r);
       if (!r) return -1;
       d->throttled = r;
-      r[d->nthrottled++] = (struct cpd_throttled){ d->nthreads - 1, i, ns(p->funcs[s->func].throttled_ns), s->timed };
+      r[d->nthrottled++] = (struct cpd_throttled){ d->nthreads - 1, i, ns(p->funcs[s->func].throttled_ns), s->throttled_at };
     }
     c->incl = i ? ns(s->t.incl_raw) : 0;
     c->min = ns(s->t.min_raw);
@@ -204,6 +204,22 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
   d->timer_overhead = ns(timer / w);
   d->probe_inner_mt = ns(inner / w * 1000.0);
   d->probe_outer_mt = ns(outer / w * 1000.0);
+  /* Throttled calls (format 1.3): the sampling period, if every dump had
+  ** the same, and their probe costs, the same way. */
+  double untimed = 0, sinner = 0, souter = 0;
+  uint64_t period = p->dumps[0].period;
+  for (uint32_t k = 0; k < p->ndumps; k++) {
+    const struct prof_dump *pd = &p->dumps[k];
+    double c = (double)(pd->calls ? pd->calls : 1);
+    if (pd->period != period) period = 0;
+    untimed += c * pd->untimed_ns;
+    sinner += c * pd->sinner_ns;
+    souter += c * pd->souter_ns;
+  }
+  d->throttle_period = period;
+  d->probe_untimed_mt = ns(untimed / w * 1000.0);
+  d->probe_sinner_mt = ns(sinner / w * 1000.0);
+  d->probe_souter_mt = ns(souter / w * 1000.0);
   /* Intercepted calls ('capprof run'): their probe costs, the same way. */
   double aw = 0, ainner = 0, aouter = 0;
   for (uint32_t k = 0; k < p->ndumps; k++) {

@@ -55,17 +55,34 @@ static void report_throttled(const struct profile *p, const uint32_t *order, uin
   uint32_t count = 0;
   for (uint32_t i = 0; i < n; i++) count += p->funcs[order[i]].throttled != 0;
   if (!count) return;
-  printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
-         "were timed only for their first calls, then counted only; their later time is in\n"
-         "their callers' self. Their total, average, min and max cover the timed calls.\n",
-         count, count == 1 ? "" : "s");
+  /* Since format 1.3 a throttled call path is timed one call in P (all
+  ** dumps here the same P, else 0: then the older wording). */
+  uint64_t period = p->ndumps ? p->dumps[0].period : 0;
+  for (uint32_t k = 1; k < p->ndumps; k++)
+    if (p->dumps[k].period != period) period = 0;
+  if (period)
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md):\n"
+           "every call counted, but after their first calls only 1 in %llu timed, at random,\n"
+           "each standing for %llu: their times are estimates, their min and max those of the\n"
+           "timed calls.\n", count, count == 1 ? "" : "s", (unsigned long long)period,
+           (unsigned long long)period);
+  else
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
+           "were timed only for their first calls, then counted only; their later time is in\n"
+           "their callers' self. Their total, average, min and max cover the timed calls.\n",
+           count, count == 1 ? "" : "s");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!f->throttled) continue;
     char a[32], b[32], c[32];
-    printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
-           f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
-           fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+    if (period)
+      printf("  %s: %u path%s, %s calls, 1 in %llu timed from %s after start\n", f->name,
+             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->calls, b, sizeof b),
+             (unsigned long long)period, fmt_ns(f->throttled_ns, c, sizeof c));
+    else
+      printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
+             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
+             fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
   }
 }
 

@@ -148,7 +148,11 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
         wl = (size_t)snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(fn->file), fn->line);
       else if (o->location && fn->module[0])
         wl = (size_t)snprintf(where, sizeof where, "  (%s)", fn->module);
-      if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where)
+      uint64_t period = t->dump >= 0 ? p->dumps[t->dump].period : 0;
+      if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where && period)
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: 1 in %llu timed]",
+                               (unsigned long long)period);
+      else if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where)
         wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: %s calls timed]",
                                fmt_count(n->timed, a, sizeof a));
       if (n->flags & CPD_NODE_OPEN && wl < sizeof where)

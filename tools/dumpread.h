@@ -41,6 +41,8 @@ struct cpd_thread {
   char *name;
   struct cpd_node *nodes;
   uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */
+  uint64_t *misses;                 /* per node, entries by table lookup
+                                    ** (NODE_MISSES); NULL if none */
 };
 
 /* A sampling session: CAPPROF_SAMPLE's process-wide sampling or a profile
@@ -137,6 +139,15 @@ struct cpd_dump {
   uint64_t timer_overhead;          /* ticks */
   uint64_t probe_inner_mt;          /* milli-ticks per call, own time */
   uint64_t probe_outer_mt;          /* milli-ticks per call, caller's time */
+  uint64_t throttle_period;         /* a throttled node's calls per timed call,
+                                    ** whose time counts that many times; 0:
+                                    ** (before minor 3) later calls untimed */
+  uint64_t probe_untimed_mt;        /* an untimed throttled call, caller's time */
+  uint64_t probe_sinner_mt;         /* a throttled call timed as a sample: */
+  uint64_t probe_souter_mt;         /* own and caller's time */
+  uint64_t probe_minner_mt;         /* a call found by table lookup: own, */
+  uint64_t probe_mouter_mt;         /* caller's; */
+  uint64_t probe_umiss_mt;          /* an untimed throttled one, caller's */
   uint32_t nmodules;
   struct cpd_module *modules;
   uint32_t nthreads;
@@ -180,8 +191,11 @@ double cpd_ticks_to_ns(const struct cpd_dump *d, double ticks);
 uint64_t cpd_zone_issue_total(const struct cpd_dump *d, uint32_t zone, unsigned kind);
 
 /* The calls whose time node `node` of thread `th` holds: its calls, or
-** fewer when it was throttled. */
+** fewer when it was throttled in a dump before format 1.3 (whose later
+** calls were counted only). */
 uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node);
+/* Its calls when it was throttled: all of them if it never was. */
+uint64_t cpd_throttled_at(const struct cpd_dump *d, uint32_t th, uint32_t node);
 /* The merge record of thread index thread, or NULL for one thread's record. */
 const struct cpd_merge *cpd_thread_merge(const struct cpd_dump *d, uint32_t thread);
 /* a + b, or UINT64_MAX when it would not fit: counts summed over several

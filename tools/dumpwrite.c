@@ -78,6 +78,13 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
   put64(&b, d->timer_overhead);
   put64(&b, d->probe_inner_mt);
   put64(&b, d->probe_outer_mt);
+  put64(&b, d->throttle_period);
+  put64(&b, d->probe_untimed_mt);
+  put64(&b, d->probe_sinner_mt);
+  put64(&b, d->probe_souter_mt);
+  put64(&b, d->probe_minner_mt);
+  put64(&b, d->probe_mouter_mt);
+  put64(&b, d->probe_umiss_mt);
   section(&t, CPD_SEC_CLOCK, s, b.len);
 
   s = b.len;

@@ -318,33 +318,62 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
   return 0;
 }
 
-/* Node i of a dump thread into prof_node form, compensated. */
-static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t timed, uint64_t desc,
-                    uint64_t desc_api, struct prof_node *o)
+/* The probe costs a node's calls put in its own raw time (own) and in its
+** caller's (outer), ns. A throttled node's calls from its throttling on
+** (docs/runtime.md) are, in a dump of format 1.3 or later, timed one in P
+** at random and scaled by P: each costs the sampled own cost on average, its
+** caller the sampled outer cost one time in P and the untimed cost
+** otherwise. In older dumps they were counted only: no cost is known. */
+static void node_probe(const struct prof_dump *pd, const struct cpd_node *c, uint64_t at,
+                       uint64_t misses, double *own, double *outer)
 {
-  /* A throttled node's untimed calls have neither its own probe cost nor
-  ** its time in it: they count in calls only (docs/runtime.md). */
-  double n = (double)timed;
-  /* Intercepted calls (CPD_KEY_API) have their own probe costs: an API node
-  ** loses api_inner per call, every node api_outer per API call below it. */
-  double inner = CPD_KEY_IS_API(c->key) ? pd->api_inner_ns : pd->inner_ns;
-  double apicost = (double)desc_api * pd->api_outer_ns;
+  int api = CPD_KEY_IS_API(c->key);
+  double n0 = (double)at, rest = (double)(c->calls - at);
+  /* The share of its entries that took a table lookup (format 1.3): those
+  ** cost what calibration measured for calls made in turn. */
+  double m = c->calls && !api ? (double)misses / (double)c->calls : 0;
+  if (m > 1) m = 1;
+  double inner = pd->inner_ns, outr = pd->outer_ns, untimed = pd->untimed_ns;
+  if (pd->minner_ns > 0 && pd->mouter_ns > 0) {
+    inner += m * (pd->minner_ns - pd->inner_ns);
+    outr += m * (pd->mouter_ns - pd->outer_ns);
+  }
+  if (pd->umiss_ns > 0) untimed += m * (pd->umiss_ns - pd->untimed_ns);
+  *own = n0 * (api ? pd->api_inner_ns : inner);
+  *outer = n0 * (api ? pd->api_outer_ns : outr);
+  if (pd->period && rest > 0) {
+    double p = (double)pd->period;
+    *own += rest * pd->sinner_ns;
+    *outer += rest / p * pd->souter_ns + rest * (1.0 - 1.0 / p) * untimed;
+  }
+}
+
+/* Node i of a dump thread into prof_node form, compensated: probe is the
+** probe cost in its raw inclusive time (node_probe's own, and the outer
+** cost of every call below it). */
+static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
+                    const struct cpd_node *c, uint64_t timed, uint64_t at, uint64_t misses,
+                    double probe, struct prof_node *o)
+{
+  double own, outer;
+  node_probe(pd, c, at, misses, &own, &outer);
   o->calls = c->calls;
   o->timed = timed;
-  o->desc_calls = desc + desc_api;
+  o->throttled_at = at;
+  o->probe_ns = probe;
   o->flags = c->flags;
   o->t.incl_raw = cpd_ticks_to_ns(d, (double)c->incl);
   o->t.min_raw = cpd_ticks_to_ns(d, (double)c->min);
   o->t.max_raw = cpd_ticks_to_ns(d, (double)c->max);
-  double incl = o->t.incl_raw - n * inner - (double)desc * pd->outer_ns - apicost;
+  double incl = o->t.incl_raw - probe;
   o->t.incl = incl > 0 ? incl : 0;
   /* How many calls ran below the shortest and the longest call is not
   ** recorded. The shortest loses its own probe only (it may have made no
   ** calls); the longest loses its own and those of an average call's
   ** descendants. finish_tree then keeps both on their side of the average. */
+  double n = (double)timed, inner = c->calls ? own / (double)c->calls : 0;
   double min = o->t.min_raw - inner;
-  double max = o->t.max_raw - inner - (n > 0 ? ((double)desc * pd->outer_ns + apicost) / n : 0);
+  double max = o->t.max_raw - inner - (n > 0 ? (probe - own) / n : 0);
   o->t.min = min > 0 ? min : 0;
   o->t.max = max > 0 ? max : 0;
 }
@@ -383,41 +412,41 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   t->name = clean_dup(ct->name ? ct->name : "");
   t->nnodes = t->cap = ct->node_count;
   t->nodes = calloc(ct->node_count, sizeof *t->nodes);
-  uint64_t *desc = calloc(ct->node_count, sizeof *desc);
-  uint64_t *desc_api = calloc(ct->node_count, sizeof *desc_api);
-  if (!t->name || !t->nodes || !desc || !desc_api) {
-    free(desc);
-    free(desc_api);
+  double *probe = calloc(ct->node_count, sizeof *probe);
+  if (!t->name || !t->nodes || !probe) {
+    free(probe);
     prof_thread_free(t);
     return CAPPROF_ENOMEM;
   }
   p->nthreads++;
   uint32_t th = (uint32_t)(ct - d->threads);
+  const struct prof_dump *pd = &p->dumps[di];
   for (uint32_t i = ct->node_count; i-- > 1;) {
-    int api = CPD_KEY_IS_API(ct->nodes[i].key);
-    desc[ct->nodes[i].parent] += desc[i] + (api ? 0 : cpd_timed_calls(d, th, i));
-    desc_api[ct->nodes[i].parent] += desc_api[i] + (api ? ct->nodes[i].calls : 0);
+    double own, outer;
+    node_probe(pd, &ct->nodes[i], cpd_throttled_at(d, th, i), ct->misses ? ct->misses[i] : 0,
+               &own, &outer);
+    probe[i] += own;
+    probe[ct->nodes[i].parent] += probe[i] - own + outer;
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
     uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
-      free(desc);
-      free(desc_api);
+      free(probe);
       return CAPPROF_ENOMEM;
     }
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, &p->dumps[di], c, cpd_timed_calls(d, th, i), desc[i], desc_api[i], o);
+    convert(d, pd, c, cpd_timed_calls(d, th, i), cpd_throttled_at(d, th, i),
+            ct->misses ? ct->misses[i] : 0, probe[i], o);
     if (ct->samples) {
       o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
     }
     p->dumps[di].calls += i ? c->calls : 0;
   }
-  free(desc);
-  free(desc_api);
+  free(probe);
   return finish_tree(t, p->nfuncs);
 }
 
@@ -552,7 +581,7 @@ static void check_calibration(const struct profile *p, uint32_t di)
     for (uint32_t c = t->nodes[0].first; c != PROF_NONE; c = t->nodes[c].next) {
       const struct prof_node *n = &t->nodes[c];
       raw += n->t.incl_raw;
-      cost += (double)n->timed * pd->inner_ns + (double)n->desc_calls * pd->outer_ns;
+      cost += n->probe_ns;
     }
     if (raw > 0 && cost > raw) {
       char a[32], b[32], c[32], e[32];
@@ -653,7 +682,10 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
         if (map_put(&fn, slot, c->key, v) != 0) ok = 0;
       }
       /* A throttled node's incl covers only its timed calls: the average
-      ** must divide by those, or the bound comes out far too low. */
+      ** must divide by those, or the bound comes out far too low. Since
+      ** format 1.3 its later calls are sampled, through other paths of
+      ** the hooks: they bound nothing about the usual probe. */
+      if ((c->flags & CPD_NODE_THROTTLED) && d->throttle_period) continue;
       calls[v] += (double)cpd_timed_calls(d, k, i);
       incl[v] += (double)c->incl;
     }
@@ -701,6 +733,13 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   pd->outer_ns = pd->cal_outer_ns * pd->probe_scale;
   pd->api_inner_ns = cpd_ticks_to_ns(d, (double)d->intercept.inner_mt / 1000.0);
   pd->api_outer_ns = cpd_ticks_to_ns(d, (double)d->intercept.outer_mt / 1000.0);
+  pd->period = d->throttle_period;
+  pd->untimed_ns = cpd_ticks_to_ns(d, (double)d->probe_untimed_mt / 1000.0) * pd->probe_scale;
+  pd->sinner_ns = cpd_ticks_to_ns(d, (double)d->probe_sinner_mt / 1000.0) * pd->probe_scale;
+  pd->souter_ns = cpd_ticks_to_ns(d, (double)d->probe_souter_mt / 1000.0) * pd->probe_scale;
+  pd->minner_ns = cpd_ticks_to_ns(d, (double)d->probe_minner_mt / 1000.0) * pd->probe_scale;
+  pd->mouter_ns = cpd_ticks_to_ns(d, (double)d->probe_mouter_mt / 1000.0) * pd->probe_scale;
+  pd->umiss_ns = cpd_ticks_to_ns(d, (double)d->probe_umiss_mt / 1000.0) * pd->probe_scale;
   pd->sampling = cpd_process_sampling(d);
   pd->sample_ns = prof_sample_ns(d);
   size_t nthreads = (size_t)p->nthreads + d->nthreads + d->nsample_threads;
@@ -786,7 +825,8 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
 {
   o->calls = cpd_sat_add(o->calls, s->calls);
   o->timed = cpd_sat_add(o->timed, s->timed);
-  o->desc_calls = cpd_sat_add(o->desc_calls, s->desc_calls);
+  o->throttled_at = cpd_sat_add(o->throttled_at, s->throttled_at);
+  o->probe_ns += s->probe_ns;
   o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;

@@ -82,8 +82,12 @@ struct prof_node {
   uint32_t flags;          /* CPD_NODE_OPEN, PROF_OUTER */
   uint64_t calls;
   uint64_t timed;          /* calls its times cover: calls, fewer if throttled
-                           ** (CPD_NODE_THROTTLED: later calls counted only) */
-  uint64_t desc_calls;     /* timed calls in the subtree below this node */
+                           ** in a dump before format 1.3 (later calls were
+                           ** counted only); since, a throttled node's later
+                           ** calls are timed one in P and scaled */
+  uint64_t throttled_at;   /* calls when it was throttled; calls if never */
+  double probe_ns;         /* probe cost in its raw inclusive time: its own
+                           ** calls' and every call's below; subtracted */
   struct prof_times t;
   uint32_t s_self, s_incl; /* samples charged to the node, and with its subtree;
                            ** CPU time = samples x its thread's sample_ns */
@@ -111,6 +115,11 @@ struct prof_dump {
   uint32_t scale_func;     /* the leaf that bounded the probe, or PROF_NONE */
   double scale_leaf_ns;    /* its average raw time per call */
   double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
+  double untimed_ns;       /* an untimed throttled call, caller's time */
+  double sinner_ns, souter_ns;            /* a throttled call timed as a sample */
+  double minner_ns, mouter_ns;            /* a call found by table lookup */
+  double umiss_ns;                        /* an untimed one found so */
+  uint64_t period;         /* throttled calls per timed one; 0: not timed */
   uint64_t calls;          /* all calls in the dump */
   const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
   double sample_ns;        /* CPU ns one sample stands for (0: event source) */

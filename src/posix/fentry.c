@@ -25,7 +25,7 @@
 **   return  frames with sp < own are dead and popped; the top frame, if its
 **           sp is own, is this call's; zones its function left open sit on it
 **           with the same sp and are popped first, counted as left open. No
-**           frame with own sp: the entry was not recorded (paused, throttled,
+**           frame with own sp: the entry was not recorded (paused,
 **           before start-up): nothing to do.
 ** GCC 12 calls __return__ before a sibling call's jmp too, so a tail-called
 ** function finds its jumper popped already; the entry rule covers compilers
@@ -50,7 +50,8 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code) CP_HIDDEN;
 /* Fast entry: the caller's frame is live and strictly above, the stack has
 ** room, the callee is its parent's hot child. Cost: one TLS load, one gate
 ** load and compare, one clock read, 6 loads, 5 stores, 2 branches; a leaf.
-** A throttled callee only has its count raised: 3 loads, 1 store, no clock. */
+** A throttled callee pushes an untimed frame and, most of the time, reads
+** no clock (calltree_push_throttled). */
 int posix_fentry_enter(uintptr_t key, uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
@@ -62,20 +63,17 @@ int posix_fentry_enter(uintptr_t key, uintptr_t slot)
   uint32_t c = nodes[f->node].hot;
   if (CP_UNLIKELY(nodes[c].key != key)) {
     /* Not the hot child: the lookup table's first slot usually holds it
-    ** (as in cp_hot_enter_try); a throttled callee is counted only. */
+    ** (as in cp_hot_enter_try); a throttled callee is found there too. */
     uint32_t s = t->table[calltree_slot(t, f->node, key)];
     if (s != 0 && nodes[s].parent == f->node) {
-      if (nodes[s].key == key) {
+      if ((nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
         nodes[f->node].hot = c = s;
-      } else if (nodes[s].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
-        nodes[f->node].hot = s;
-        nodes[s].calls++;
-        return CODE_DONE;
+        nodes[s].misses++;
       }
     }
     if (nodes[c].key != key) {
-      if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp) {
-        nodes[c].calls++;
+      if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp && f + 1 < t->commit_end) {
+        calltree_push_throttled(t, f, c, sp);
         return CODE_DONE;
       }
       return CODE_FULL;
@@ -104,8 +102,8 @@ void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
 
 /* Fast return: the top frame is this call's (own sp, not a zone). Cost: one
 ** TLS load, one gate load and compare, 3 loads and a compare before one
-** ordered clock read, then 4 loads, 5 stores, 4 branches. A call with no
-** frame (throttled) costs the loads and compares only: no clock read. */
+** ordered clock read, then 4 loads, 5 stores, 4 branches. A throttled
+** call's untimed frame is popped with no clock read. */
 uint32_t posix_fentry_exit(uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
@@ -113,6 +111,11 @@ uint32_t posix_fentry_exit(uintptr_t slot)
   if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate)) return CODE_FULL;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp > sp)) return CODE_DONE;     /* not recorded at entry */
+  if (CP_UNLIKELY(f->kind != CP_FRAME_TIMED)) {      /* throttled */
+    if (f->sp != sp || CPD_KEY_IS_ZONE(t->nodes[f->node].key)) return CODE_FULL;
+    calltree_pop_throttled(t, f);
+    return CODE_DONE;
+  }
   uint32_t mode = (uint32_t)cp_g.use_tsc;
   uint64_t now = cp_fast_exit_clock(mode);
   struct cp_node *n = &t->nodes[f->node];
@@ -145,7 +148,7 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
   }
   if (f == t->frames || f->sp != sp) return;         /* entry not recorded */
   struct cp_node *n = &t->nodes[f->node];
-  calltree_charge(n, now - f->tstart);
+  calltree_charge_frame(t, f, now);
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) calltree_throttle_due(t, f->node);
 }

@@ -17,20 +17,12 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 #define HOOK_SP() ((uintptr_t)__builtin_dwarf_cfa() - 2 * sizeof(void *))
 
 /* Everything but the common case: first call of a thread, gate changed
-** (pause, reset), stack to unwind or grow, new call path. Kept out of line
+** (pause, reset), stack to unwind or grow, new call path, a callee not in
+** its first table slot; throttled calls timed as samples (exit). Kept out of line
 ** so that the fast paths below save no registers and make no calls. */
 CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
-  /* A throttled callee (throttle.c) is counted only, with no clock read:
-  ** 5 loads, 1 store. Its cost stays in its caller's time. */
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate)) {
-    struct cp_node *c = &t->nodes[t->nodes[t->top->node].hot];
-    if (c->key == ((uint64_t)(uintptr_t)fn | CP_KEY_THROTTLED) && t->top->sp >= sp) {
-      c->calls++;
-      return;
-    }
-  }
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
@@ -44,10 +36,12 @@ CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  /* A throttled call pushed no frame: its node is the hot child of the top
-  ** frame's (unless it made calls itself). */
   uint64_t key = (uint64_t)(uintptr_t)fn;
-  if (t->nodes[t->nodes[t->top->node].hot].key == (key | CP_KEY_THROTTLED)) return;
+  struct cp_frame *f = t->top;
+  if (f->kind != CP_FRAME_TIMED && t->nodes[f->node].key == (key | CP_KEY_THROTTLED)) {
+    calltree_pop_throttled(t, f);
+    return;
+  }
   cp_hot_exit(t, key, sp, 1);
 }
 

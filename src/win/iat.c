@@ -584,7 +584,7 @@ size_t iat_enter(struct iat_stub *s, uintptr_t slot)
     uint64_t now = cp_tnow(t);
     f = calltree_unwind(t, sp, now);
     while (f > t->frames && f->sp == sp && CPD_KEY_IS_API(t->nodes[f->node].key)) {
-      calltree_charge(&t->nodes[f->node], now - f->tstart);
+      calltree_charge_frame(t, f, now);
       t->top = --f;
     }
   }

@@ -1,13 +1,13 @@
 /* throttle.c -- a hot tiny function is throttled at its Nth call and still
-** counted exactly; a rare one beside it is not. Run with CAPPROF_THROTTLE=
-** 100000:1000ns (throttle.expect) and with CAPPROF_THROTTLE=off
-** (throttle.off.expect). */
+** counted exactly, its rare callee still below it; a rare one beside it is
+** not throttled. Run with CAPPROF_THROTTLE=100000:1000ns (throttle.expect)
+** and with CAPPROF_THROTTLE=off (throttle.off.expect). */
 #include <capprof/capprof.h>
 #include "e2e.h"
 
-NOINLINE int tiny(int x) { SINK(x); return x + 1; }
-NOINLINE int rare(int x) { SINK(x); return x - 1; }
 NOINLINE int below(int x) { SINK(x); return x; }
+NOINLINE int tiny(int x) { SINK(x); return x % 1000 == 999 ? below(x) : x + 1; }
+NOINLINE int rare(int x) { SINK(x); return x - 1; }
 NOINLINE int hot_caller(int n)
 {
   int s = 0;
