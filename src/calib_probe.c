@@ -15,14 +15,3 @@ CP_NOINLINE CP_NOINSTR void cp_calib_plain(void)
   CP_BARRIER();
 }
 
-/* A second pair: calling the two in turn makes every call miss its
-** caller's hot child, so that calibration measures the table lookup too. */
-CP_NOINLINE void cp_calib_instrumented2(void)
-{
-  CP_BARRIER();
-}
-
-CP_NOINLINE CP_NOINSTR void cp_calib_plain2(void)
-{
-  CP_BARRIER();
-}

@@ -51,7 +51,6 @@ static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
   n->incl = 0;
   n->min = UINT64_MAX;
   n->max = 0;
-  n->misses = 0;
 }
 
 static void init_fixed_nodes(struct cp_thread *t)
@@ -366,7 +365,6 @@ void calltree_merge(struct cp_thread *g, const struct cp_node *src, uint32_t n, 
     to->incl += s->incl;
     if (s->min < to->min) to->min = s->min;
     if (s->max > to->max) to->max = s->max;
-    to->misses += s->misses;
     to->hot |= s->hot;
   }
 }

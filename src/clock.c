@@ -53,7 +53,7 @@ int clock_select(const char *name)
 {
   if ((name && strcmp(name, "os") == 0) || !clock_tsc_usable()) return CP_CLOCK_OS;
   if ((name && strcmp(name, "tsc-fast") == 0) || !rdtscp_usable()) return CP_CLOCK_TSC_FAST;
-  if (name && strcmp(name, "tsc-both") == 0) return CP_CLOCK_TSC_BOTH;
+  if (name && strcmp(name, "tsc-ordered") == 0) return CP_CLOCK_TSC_ORDERED;
   return CP_CLOCK_TSC;
 }
 
@@ -79,8 +79,6 @@ void clock_calibrate_timer(void)
 ** without. Called through volatile pointers so nothing is inlined. */
 void cp_calib_instrumented(void) CP_HIDDEN;
 void cp_calib_plain(void) CP_HIDDEN;
-void cp_calib_instrumented2(void) CP_HIDDEN;
-void cp_calib_plain2(void) CP_HIDDEN;
 
 #define PROBE_WARMUP 10
 #define PROBE_ROUNDS 100
@@ -88,18 +86,11 @@ void cp_calib_plain2(void) CP_HIDDEN;
 
 /* One round of calls. With sampled set, every call is made a throttled
 ** call's timed sample (the thread's countdown cleared before it); the plain
-** rounds do the same store, so that both loops run the same code. With fn2,
-** fn and fn2 in turn. */
-static uint64_t one_round(void (*volatile fn)(void), void (*volatile fn2)(void),
-                          struct cp_thread *sampled)
+** rounds do the same store, so that both loops run the same code. */
+static uint64_t one_round(void (*volatile fn)(void), struct cp_thread *sampled)
 {
   uint64_t t0 = cp_now();
-  if (fn2) {
-    for (int i = 0; i < PROBE_CALLS / 2; i++) {
-      fn();
-      fn2();
-    }
-  } else if (sampled) {
+  if (sampled) {
     for (int i = 0; i < PROBE_CALLS; i++) {
       sampled->countdown = 0;
       CP_BARRIER();
@@ -129,8 +120,8 @@ static uint64_t scratch_calls(const struct cp_thread *t)
 /* The calls of one kind (CP_FRAME_*) into the scratch tree: the best
 ** round's average cost to the caller (outer) and in the call's own time
 ** (inner), in milli-ticks; 0 when something failed. */
-static int measure_kind(struct cp_thread *scratch, uint32_t kind, int miss,
-                        uint64_t *outer_mt, uint64_t *inner_mt)
+static int measure_kind(struct cp_thread *scratch, uint32_t kind, uint64_t *outer_mt,
+                        uint64_t *inner_mt)
 {
   struct cp_thread *sampled = NULL;
   if (kind != CP_FRAME_TIMED) {               /* throttle the scratch nodes */
@@ -140,20 +131,20 @@ static int measure_kind(struct cp_thread *scratch, uint32_t kind, int miss,
     else sampled = scratch;
   }
   uint64_t with = UINT64_MAX, without = UINT64_MAX, inner = UINT64_MAX;
-  uint64_t calls0 = scratch_calls(scratch), slow0 = scratch->slow_calls;
+  uint64_t calls0 = scratch_calls(scratch);
   for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
     uint64_t own = scratch_ticks(scratch);
-    uint64_t a = one_round(cp_calib_instrumented, miss ? cp_calib_instrumented2 : NULL, sampled);
+    uint64_t a = one_round(cp_calib_instrumented, sampled);
     own = scratch_ticks(scratch) - own;
-    uint64_t b = one_round(cp_calib_plain, miss ? cp_calib_plain2 : NULL, sampled);
+    uint64_t b = one_round(cp_calib_plain, sampled);
     if (r < PROBE_WARMUP) continue;
     if (a < with) with = a;
     if (b < without) without = b;
     if (own < inner) inner = own;
   }
   if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * PROBE_CALLS ||
-      with <= without || (miss && scratch->slow_calls - slow0 > 1))
-    return 0;                  /* a miss that took the slow path: no figure */
+      with <= without)
+    return 0;
   if (kind == CP_FRAME_SAMPLED) inner /= cp_g.throttle_period ? cp_g.throttle_period : 1;
   *outer_mt = (with - without) * 1000 / PROBE_CALLS;
   *inner_mt = inner * 1000 / PROBE_CALLS;
@@ -188,12 +179,10 @@ void clock_calibrate_probe(void)
   uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   os_set_thread(scratch);
 
-  uint64_t outer, inner, mouter, minner, uouter, uinner, umouter, souter, sinner;
-  int ok = measure_kind(scratch, CP_FRAME_TIMED, 0, &outer, &inner);
-  int mok = ok && measure_kind(scratch, CP_FRAME_TIMED, 1, &mouter, &minner);
-  int tok = ok && measure_kind(scratch, CP_FRAME_UNTIMED, 0, &uouter, &uinner) &&
-            measure_kind(scratch, CP_FRAME_SAMPLED, 0, &souter, &sinner);
-  int umok = tok && mok && measure_kind(scratch, CP_FRAME_UNTIMED, 1, &umouter, &uinner);
+  uint64_t outer, inner, uouter, uinner, souter, sinner;
+  int ok = measure_kind(scratch, CP_FRAME_TIMED, &outer, &inner);
+  int tok = ok && measure_kind(scratch, CP_FRAME_UNTIMED, &uouter, &uinner) &&
+            measure_kind(scratch, CP_FRAME_SAMPLED, &souter, &sinner);
 
   os_set_thread(saved);
   cp_g.hooks_seen = hooks_seen;
@@ -201,11 +190,6 @@ void clock_calibrate_probe(void)
     keep_smaller(&cp_g.probe_inner_mt, inner);
     keep_smaller(&cp_g.probe_outer_mt, outer);
   }
-  if (mok) {
-    keep_smaller(&cp_g.probe_minner_mt, minner);
-    keep_smaller(&cp_g.probe_mouter_mt, mouter);
-  }
-  if (umok) keep_smaller(&cp_g.probe_umiss_mt, umouter);
   if (tok) {
     keep_smaller(&cp_g.probe_untimed_mt, uouter);
     keep_smaller(&cp_g.probe_sinner_mt, sinner);

@@ -128,9 +128,6 @@ static void write_clock(struct writer *w)
   w_u64(w, cp_g.probe_untimed_mt);
   w_u64(w, cp_g.probe_sinner_mt);
   w_u64(w, cp_g.probe_souter_mt);
-  w_u64(w, cp_g.probe_minner_mt);
-  w_u64(w, cp_g.probe_mouter_mt);
-  w_u64(w, cp_g.probe_umiss_mt);
   sec_end(w, CPD_SEC_CLOCK, s);
 }
 
@@ -389,39 +386,6 @@ static void write_calibration(struct writer *w, const struct thread_row *rows,
   sec_end(w, CPD_SEC_CALIBRATION, s);
 }
 
-/* NODE_MISSES: per node of each written thread, the entries whose callee
-** was not its caller's hot child (a table lookup, at a higher probe cost;
-** docs/tool.md): u32 record count, u32 0, then records of u32 thread, u32
-** node, u64 entries; nodes with none are left out. */
-static void write_node_misses(struct writer *w, const struct thread_row *rows, uint32_t nrows)
-{
-  uint64_t s = sec_begin(w);
-  w_u32(w, 0);                                   /* count, patched below */
-  w_u32(w, 0);
-  uint32_t thread = 0, records = 0, gen = cp_g.gate >> 1;
-  for (uint32_t i = 0; i < nrows; i++) {
-    const struct thread_row *r = &rows[i];
-    if (!r->count) continue;
-    const struct cp_node *nodes = !r->e ? r->t->nodes
-                                  : r->e->group ? r->e->group->nodes : r->e->nodes;
-    uint32_t n = r->count;
-    if (!r->e && r->t->generation != gen) n = 0;  /* stale: its nodes are not written */
-    for (uint32_t k = 0; k < n; k++) {
-      if (!nodes[k].misses) continue;
-      w_u32(w, thread);
-      w_u32(w, k);
-      w_u64(w, nodes[k].misses);
-      records++;
-    }
-    thread++;
-  }
-  sec_end(w, CPD_SEC_NODE_MISSES, s);
-  w_flush(w);
-  unsigned char b[4];
-  cpd_put32(b, records);
-  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s + 16);
-}
-
 struct throttle_ctx { struct writer *w; uint32_t thread, nnodes, records; };
 
 static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed)
@@ -547,7 +511,6 @@ static void write_threads(struct writer *w)
   write_merges(w, rows, nrows);
   write_calibration(w, rows, nrows);
   write_throttle(w, rows, nrows);
-  write_node_misses(w, rows, nrows);
 
   /* Sampling sections refer to threads and their nodes by the rows written. */
   size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));

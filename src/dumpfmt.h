@@ -47,8 +47,7 @@ enum cpd_section_type {
   CPD_SEC_SAMPLE_NODES = 13,    /* samples charged to call-tree nodes */
   CPD_SEC_SAMPLE_STACKS = 14,   /* sampled program counters and stacks per thread */
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
-  CPD_SEC_INTERCEPT_SKIPS = 17, /* imports left alone, per reason and function */
-  CPD_SEC_NODE_MISSES = 18 /* per node, entries that took a table lookup */
+  CPD_SEC_INTERCEPT_SKIPS = 17 /* imports left alone, per reason and function */
 };
 
 /* CPD_SEC_INTERCEPT status: whether API interception ran in this process. */

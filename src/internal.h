@@ -24,7 +24,7 @@
 
 /* ---- call tree ---------------------------------------------------------- */
 
-/* One unique call path of one thread. 56 bytes; see docs/runtime.md.
+/* One unique call path of one thread. 48 bytes; see docs/runtime.md.
 ** Exclusive time is not stored: it is inclusive minus the children's
 ** inclusive, derived by the reader. Times are in clock ticks. */
 struct cp_node {
@@ -35,8 +35,6 @@ struct cp_node {
   uint64_t incl;     /* inclusive ticks over completed calls */
   uint64_t min;      /* shortest call, ticks (UINT64_MAX before any call) */
   uint64_t max;      /* longest call, ticks */
-  uint64_t misses;   /* entries that did not find it as its parent's hot
-                     ** child (table lookups): their probe costs more */
 };
 
 /* One live call on the shadow stack. sp orders frames: a frame whose sp is
@@ -123,9 +121,6 @@ struct cp_global {
   uint64_t probe_untimed_mt;  /* milli-ticks an untimed throttled call costs its caller */
   uint64_t probe_sinner_mt;   /* the same two figures for a throttled call timed */
   uint64_t probe_souter_mt;   /* as a sample (CP_FRAME_SAMPLED) */
-  uint64_t probe_minner_mt;   /* a timed call found by table lookup (a miss */
-  uint64_t probe_mouter_mt;   /* of its caller's hot child): own, caller's */
-  uint64_t probe_umiss_mt;    /* an untimed throttled call found so */
   uint32_t clock_source;      /* CPD_CLOCK_* */
   volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
@@ -161,7 +156,7 @@ uint64_t os_ticks(void) CP_HIDDEN;          /* fallback clock, ns or QPC units *
 #define CP_CLOCK_OS        0  /* os_ticks(): no usable TSC, or asked for */
 #define CP_CLOCK_TSC       1  /* rdtsc at entry, rdtscp at exit (default) */
 #define CP_CLOCK_TSC_FAST  2  /* rdtsc at both: cheaper, less exact */
-#define CP_CLOCK_TSC_BOTH  3  /* rdtscp at both */
+#define CP_CLOCK_TSC_ORDERED 3 /* rdtscp at both: a caller's stalls stay its own */
 
 #if CAPPROF_ARCH_X86
 CP_INLINE uint64_t cp_now(void)
@@ -188,14 +183,14 @@ CP_INLINE uint64_t cp_rdtscp(void)
 
 CP_INLINE uint64_t cp_now_exit(void)
 {
-  if (CP_LIKELY(cp_g.use_tsc == CP_CLOCK_TSC || cp_g.use_tsc == CP_CLOCK_TSC_BOTH)) return cp_rdtscp();
+  if (CP_LIKELY(cp_g.use_tsc == CP_CLOCK_TSC || cp_g.use_tsc == CP_CLOCK_TSC_ORDERED)) return cp_rdtscp();
   return cp_now();
 }
 
 /* The hooks' fast paths read the TSC inline and leave the OS clock to the
 ** full path, so that they stay leaf functions. */
 #  define CP_FAST_CLOCK 1
-#  define cp_fast_enter_clock(mode) ((mode) == CP_CLOCK_TSC_BOTH ? cp_rdtscp() : (uint64_t)__rdtsc())
+#  define cp_fast_enter_clock(mode) ((mode) == CP_CLOCK_TSC_ORDERED ? cp_rdtscp() : (uint64_t)__rdtsc())
 #  define cp_fast_exit_clock(mode) \
      (CP_LIKELY((mode) != CP_CLOCK_TSC_FAST) ? cp_rdtscp() : (uint64_t)__rdtsc())
 #else
@@ -735,7 +730,6 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
-    t->nodes[c].misses++;
     /* Throttled (throttle.c): count only. Synthetic keys have the bit set
     ** already, so the key must differ too. */
     if (CP_UNLIKELY(t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED))) {
@@ -805,7 +799,6 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
           nodes[s].parent != f->node)
         return 0;
       nodes[f->node].hot = c = s;
-      nodes[s].misses++;
       k = nodes[s].key;
     }
     if (k != key) {

@@ -123,13 +123,6 @@ static void info_one(const struct cpd_dump *d)
          "             below, clamped at zero) unless --raw is given.\n",
          ghz, fmt_ns(pd.cal_inner_ns * pd.probe_scale, a, sizeof a),
          fmt_ns(pd.cal_outer_ns * pd.probe_scale, b, sizeof b));
-  if (d->probe_mouter_mt) {
-    printf("lookups:     a call whose caller called others in between costs %s and %s,\n"
-           "             untimed %s (calibrated as above; NODE_MISSES counts them)\n",
-           fmt_ns(cpd_ticks_to_ns(d, d->probe_minner_mt / 1000.0) * pd.probe_scale, a, sizeof a),
-           fmt_ns(cpd_ticks_to_ns(d, d->probe_mouter_mt / 1000.0) * pd.probe_scale, b, sizeof b),
-           fmt_ns(cpd_ticks_to_ns(d, d->probe_umiss_mt / 1000.0) * pd.probe_scale, c, sizeof c));
-  }
   if (d->throttle_period) {
     char e[32];
     printf("throttled:   1 call in %" PRIu64 " timed at random, x%" PRIu64 "; an untimed call costs its\n"

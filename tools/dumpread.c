@@ -72,7 +72,6 @@ void cpd_free(struct cpd_dump *d)
     free(d->threads[i].name);
     free(d->threads[i].nodes);
     free(d->threads[i].samples);
-    free(d->threads[i].misses);
   }
   for (uint32_t i = 0; d->sessions && i < d->nsessions; i++) {
     free(d->sessions[i].name);
@@ -140,11 +139,7 @@ static int parse_clock(struct cpd_dump *d, struct cursor *c)
     d->probe_sinner_mt = c_u64(c);
     d->probe_souter_mt = c_u64(c);
   }
-  if (!c->bad && (size_t)(c->end - c->p) >= 24) {
-    d->probe_minner_mt = c_u64(c);
-    d->probe_mouter_mt = c_u64(c);
-    d->probe_umiss_mt = c_u64(c);
-  }
+
   return c->bad;
 }
 
@@ -382,27 +377,6 @@ static int parse_node_samples(struct cpd_dump *d, struct cursor *c, char *err, s
     if (!t->samples && !(t->samples = calloc(t->node_count, sizeof *t->samples)))
       return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
     t->samples[node] += v;
-  }
-  return 0;
-}
-
-/* NODE_MISSES (optional): per node, entries that took a table lookup. */
-static int parse_node_misses(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
-{
-  uint32_t n = c_u32(c);
-  (void)c_u32(c);
-  if (c->bad || (uint64_t)n * 16 > (uint64_t)(c->end - c->p))
-    return fail(err, errlen, CAPPROF_ECORRUPT, "node miss count %u does not fit its section", n);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t th = c_u32(c), node = c_u32(c);
-    uint64_t v = c_u64(c);
-    if (th >= d->nthreads || node >= d->threads[th].node_count)
-      return fail(err, errlen, CAPPROF_ECORRUPT, "node misses %u: thread %u node %u unknown",
-                  i, th, node);
-    struct cpd_thread *t = &d->threads[th];
-    if (!t->misses && !(t->misses = calloc(t->node_count, sizeof *t->misses)))
-      return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
-    t->misses[node] = cpd_sat_add(t->misses[node], v);
   }
   return 0;
 }
@@ -656,7 +630,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_NODE_MISSES + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_INTERCEPT_SKIPS + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -664,7 +638,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_NODE_MISSES) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_INTERCEPT_SKIPS) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -731,8 +705,6 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     rc = parse_sessions(d, SECTION_CURSOR(CPD_SEC_SAMPLE_SESSIONS), err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_NODES])
     rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODES), err, errlen);
-  if (!rc && want[CPD_SEC_NODE_MISSES])
-    rc = parse_node_misses(d, SECTION_CURSOR(CPD_SEC_NODE_MISSES), err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_STACKS])
     rc = parse_stacks(d, SECTION_CURSOR(CPD_SEC_SAMPLE_STACKS), err, errlen);
 #undef SECTION_CURSOR

@@ -41,8 +41,6 @@ struct cpd_thread {
   char *name;
   struct cpd_node *nodes;
   uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */
-  uint64_t *misses;                 /* per node, entries by table lookup
-                                    ** (NODE_MISSES); NULL if none */
 };
 
 /* A sampling session: CAPPROF_SAMPLE's process-wide sampling or a profile
@@ -145,9 +143,6 @@ struct cpd_dump {
   uint64_t probe_untimed_mt;        /* an untimed throttled call, caller's time */
   uint64_t probe_sinner_mt;         /* a throttled call timed as a sample: */
   uint64_t probe_souter_mt;         /* own and caller's time */
-  uint64_t probe_minner_mt;         /* a call found by table lookup: own, */
-  uint64_t probe_mouter_mt;         /* caller's; */
-  uint64_t probe_umiss_mt;          /* an untimed throttled one, caller's */
   uint32_t nmodules;
   struct cpd_module *modules;
   uint32_t nthreads;

@@ -82,9 +82,6 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
   put64(&b, d->probe_untimed_mt);
   put64(&b, d->probe_sinner_mt);
   put64(&b, d->probe_souter_mt);
-  put64(&b, d->probe_minner_mt);
-  put64(&b, d->probe_mouter_mt);
-  put64(&b, d->probe_umiss_mt);
   section(&t, CPD_SEC_CLOCK, s, b.len);
 
   s = b.len;

@@ -325,26 +325,16 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
 ** caller the sampled outer cost one time in P and the untimed cost
 ** otherwise. In older dumps they were counted only: no cost is known. */
 static void node_probe(const struct prof_dump *pd, const struct cpd_node *c, uint64_t at,
-                       uint64_t misses, double *own, double *outer)
+                       double *own, double *outer)
 {
   int api = CPD_KEY_IS_API(c->key);
   double n0 = (double)at, rest = (double)(c->calls - at);
-  /* The share of its entries that took a table lookup (format 1.3): those
-  ** cost what calibration measured for calls made in turn. */
-  double m = c->calls && !api ? (double)misses / (double)c->calls : 0;
-  if (m > 1) m = 1;
-  double inner = pd->inner_ns, outr = pd->outer_ns, untimed = pd->untimed_ns;
-  if (pd->minner_ns > 0 && pd->mouter_ns > 0) {
-    inner += m * (pd->minner_ns - pd->inner_ns);
-    outr += m * (pd->mouter_ns - pd->outer_ns);
-  }
-  if (pd->umiss_ns > 0) untimed += m * (pd->umiss_ns - pd->untimed_ns);
-  *own = n0 * (api ? pd->api_inner_ns : inner);
-  *outer = n0 * (api ? pd->api_outer_ns : outr);
+  *own = n0 * (api ? pd->api_inner_ns : pd->inner_ns);
+  *outer = n0 * (api ? pd->api_outer_ns : pd->outer_ns);
   if (pd->period && rest > 0) {
     double p = (double)pd->period;
     *own += rest * pd->sinner_ns;
-    *outer += rest / p * pd->souter_ns + rest * (1.0 - 1.0 / p) * untimed;
+    *outer += rest / p * pd->souter_ns + rest * (1.0 - 1.0 / p) * pd->untimed_ns;
   }
 }
 
@@ -352,11 +342,11 @@ static void node_probe(const struct prof_dump *pd, const struct cpd_node *c, uin
 ** probe cost in its raw inclusive time (node_probe's own, and the outer
 ** cost of every call below it). */
 static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t timed, uint64_t at, uint64_t misses,
-                    double probe, struct prof_node *o)
+                    const struct cpd_node *c, uint64_t timed, uint64_t at, double probe,
+                    struct prof_node *o)
 {
   double own, outer;
-  node_probe(pd, c, at, misses, &own, &outer);
+  node_probe(pd, c, at, &own, &outer);
   o->calls = c->calls;
   o->timed = timed;
   o->throttled_at = at;
@@ -423,8 +413,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   const struct prof_dump *pd = &p->dumps[di];
   for (uint32_t i = ct->node_count; i-- > 1;) {
     double own, outer;
-    node_probe(pd, &ct->nodes[i], cpd_throttled_at(d, th, i), ct->misses ? ct->misses[i] : 0,
-               &own, &outer);
+    node_probe(pd, &ct->nodes[i], cpd_throttled_at(d, th, i), &own, &outer);
     probe[i] += own;
     probe[ct->nodes[i].parent] += probe[i] - own + outer;
   }
@@ -438,8 +427,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, pd, c, cpd_timed_calls(d, th, i), cpd_throttled_at(d, th, i),
-            ct->misses ? ct->misses[i] : 0, probe[i], o);
+    convert(d, pd, c, cpd_timed_calls(d, th, i), cpd_throttled_at(d, th, i), probe[i], o);
     if (ct->samples) {
       o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
@@ -737,9 +725,6 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   pd->untimed_ns = cpd_ticks_to_ns(d, (double)d->probe_untimed_mt / 1000.0) * pd->probe_scale;
   pd->sinner_ns = cpd_ticks_to_ns(d, (double)d->probe_sinner_mt / 1000.0) * pd->probe_scale;
   pd->souter_ns = cpd_ticks_to_ns(d, (double)d->probe_souter_mt / 1000.0) * pd->probe_scale;
-  pd->minner_ns = cpd_ticks_to_ns(d, (double)d->probe_minner_mt / 1000.0) * pd->probe_scale;
-  pd->mouter_ns = cpd_ticks_to_ns(d, (double)d->probe_mouter_mt / 1000.0) * pd->probe_scale;
-  pd->umiss_ns = cpd_ticks_to_ns(d, (double)d->probe_umiss_mt / 1000.0) * pd->probe_scale;
   pd->sampling = cpd_process_sampling(d);
   pd->sample_ns = prof_sample_ns(d);
   size_t nthreads = (size_t)p->nthreads + d->nthreads + d->nsample_threads;

@@ -117,8 +117,6 @@ struct prof_dump {
   double api_inner_ns, api_outer_ns;      /* the same for intercepted calls */
   double untimed_ns;       /* an untimed throttled call, caller's time */
   double sinner_ns, souter_ns;            /* a throttled call timed as a sample */
-  double minner_ns, mouter_ns;            /* a call found by table lookup */
-  double umiss_ns;                        /* an untimed one found so */
   uint64_t period;         /* throttled calls per timed one; 0: not timed */
   uint64_t calls;          /* all calls in the dump */
   const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */

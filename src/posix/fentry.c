@@ -68,7 +68,6 @@ int posix_fentry_enter(uintptr_t key, uintptr_t slot)
     if (s != 0 && nodes[s].parent == f->node) {
       if ((nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
         nodes[f->node].hot = c = s;
-        nodes[s].misses++;
       }
     }
     if (nodes[c].key != key) {
