@@ -117,7 +117,12 @@ build_one() {
     libs=$("$capprof" ldflags --static 2>/dev/null) || libs="$build/libcapprof.a -lpthread"
   fi
   case $prog in
-    lua) srcs=$(ls "$luasrc"/*.c | grep -v '/luac\.c$'); defs="-DLUA_USE_LINUX"; libs="$libs -lm -ldl" ;;
+    # Lua seeds its string hashes with the time and addresses (ASLR), so
+    # that each run of the same script has other hash chains: its shares
+    # moved by up to 9 points between runs (luaH_getshortstr 11% or 20%),
+    # far more than perf's noise. A fixed seed makes every run the same.
+    lua) srcs=$(ls "$luasrc"/*.c | grep -v '/luac\.c$'); libs="$libs -lm -ldl"
+         defs="-DLUA_USE_LINUX -Dluai_makeseed(L)=0x5eedu" ;;
     sqlite) srcs="$amal/sqlite3.c $amal/shell.c"; libs="$libs -lm"
             defs="-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$amal" ;;
   esac

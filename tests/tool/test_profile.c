@@ -131,6 +131,58 @@ static void probe_scaled_by_leaves(void **state)
   prof_free(p);
 }
 
+/* main -> a -> b, b throttled at its 2000th of 20000 calls. In a dump of
+** format 1.3 (a period P) b's later calls were timed one in 32 and scaled:
+** its incl covers all of them, its own probe is 2000 timed inners and 18000
+** sampled ones, and a pays 2000 outers, 18000/32 sampled outers and the
+** rest untimed. Before 1.3 (no period) b's incl covers its first 2000
+** calls and a pays their outers only. */
+static void sampled_throttling(void **state)
+{
+  (void)state;
+  static const struct cpd_node tree[] = {
+    ROOT,
+    { F(0x10), 0, 0, 1, 2000000, 2000000, 2000000 },
+    { F(0x20), 1, 0, 100, 1500000, 10000, 20000 },
+    { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
+  };
+  struct fixture f;
+  setup_dump(&f, tree, 4);
+  struct cpd_throttled thr = { 0, 3, 500, 2000 };
+  f.d.throttle_calls = 2000;
+  f.d.nthrottled = 1;
+  f.d.throttled = &thr;
+  f.d.throttle_period = 32;
+  f.d.probe_untimed_mt = 3000;          /* ns: 1 tick = 1 ns */
+  f.d.probe_sinner_mt = 12000;
+  f.d.probe_souter_mt = 24000;
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  const struct prof_dump *pd = &p->dumps[0];
+  assert_true(pd->period == 32 && pd->untimed_ns == 3.0 && pd->sinner_ns == 12.0 &&
+              pd->souter_ns == 24.0);
+  const struct prof_node *n = p->threads[0].nodes;
+  assert_true(n[3].timed == 20000 && n[3].throttled_at == 2000);
+  /* b: 600000 - (2000 * 10 + 18000 * 12) = 364000 */
+  assert_true(n[3].t.incl > 363999.9 && n[3].t.incl < 364000.1);
+  /* a: 1500000 - 100 * 10 - 2000 * 20 - 18000 * (24 / 32 + 31 / 32 * 3)
+  **  = 1500000 - 1000 - 40000 - 65812.5 = 1393187.5 (an outer holds the
+  ** callee's inner) */
+  assert_true(n[2].t.incl > 1393187.4 && n[2].t.incl < 1393187.6);
+  assert_true(n[2].probe_ns > 106812.4 && n[2].probe_ns < 106812.6);
+  prof_free(p);
+
+  f.d.throttle_period = 0;               /* a dump before format 1.3 */
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  n = p->threads[0].nodes;
+  assert_true(n[3].timed == 2000 && n[3].throttled_at == 2000);
+  /* b: 600000 - 2000 * 10; a: 1500000 - 1000 - 2000 * 20 */
+  assert_true(n[3].t.incl > 579999.9 && n[3].t.incl < 580000.1);
+  assert_true(n[2].t.incl > 1458999.9 && n[2].t.incl < 1459000.1);
+  prof_free(p);
+}
+
 static void unreliable_marks(void **state)
 {
   (void)state;
@@ -337,6 +389,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(compensation),
+    cmocka_unit_test(sampled_throttling),
     cmocka_unit_test(probe_scaled_by_leaves),
     cmocka_unit_test(unreliable_marks),
     cmocka_unit_test(calibration_section),
