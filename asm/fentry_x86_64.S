@@ -167,4 +167,20 @@ __return__:
         .cfi_endproc
         .size   __return__, .-__return__
 
+/* long cp_calib_fentry(long a, long b): a + b as GCC builds it with
+ * -pg -mfentry -minstrument-return=call, the twin of src/calib_probe.c's
+ * cp_calib_instrumented, which src/clock.c calls to calibrate these hooks. */
+        .globl  cp_calib_fentry
+        .hidden cp_calib_fentry
+        .type   cp_calib_fentry, @function
+        .p2align 4
+cp_calib_fentry:
+        .cfi_startproc
+        call    __fentry__
+        lea     (%rdi,%rsi), %rax
+        call    __return__
+        ret
+        .cfi_endproc
+        .size   cp_calib_fentry, .-cp_calib_fentry
+
         .section .note.GNU-stack,"",@progbits

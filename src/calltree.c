@@ -240,7 +240,7 @@ void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
   }
   struct cp_frame *stop = f - 64 > t->frames ? f - 64 : t->frames;
   for (struct cp_frame *g = f - 1; g > stop; g--) {
-    if (t->nodes[g->node].key == key && g->sp >= sp) {
+    if ((t->nodes[g->node].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED) && g->sp >= sp) {
       uint32_t saved = enter_busy(t);
       for (; f >= g; f--) {
         calltree_charge_frame(t, f, now);

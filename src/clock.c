@@ -75,10 +75,16 @@ void clock_calibrate_timer(void)
   cp_g.timer_overhead = best;
 }
 
-/* Two empty functions from calib_probe.c: one compiled with the hooks, one
-** without. Called through volatile pointers so nothing is inlined. */
-void cp_calib_instrumented(void) CP_HIDDEN;
-void cp_calib_plain(void) CP_HIDDEN;
+/* Two functions from calib_probe.c, a + b: one compiled with the hooks, one
+** without, and on x86-64 Linux the same with GCC's after-inlining hooks
+** (asm/fentry_x86_64.S). Called through volatile pointers so nothing is
+** inlined. */
+typedef long (*calib_fn)(long, long);
+long cp_calib_instrumented(long a, long b) CP_HIDDEN;
+long cp_calib_plain(long a, long b) CP_HIDDEN;
+#ifdef CAPPROF_HAVE_FENTRY
+long cp_calib_fentry(long a, long b) CP_HIDDEN;
+#endif
 
 #define PROBE_WARMUP 10
 #define PROBE_ROUNDS 100
@@ -87,19 +93,24 @@ void cp_calib_plain(void) CP_HIDDEN;
 /* One round of calls. With sampled set, every call is made a throttled
 ** call's timed sample (the thread's countdown cleared before it); the plain
 ** rounds do the same store, so that both loops run the same code. */
-static uint64_t one_round(void (*volatile fn)(void), struct cp_thread *sampled)
+static volatile long calib_sink;
+
+static uint64_t one_round(calib_fn volatile fn, struct cp_thread *sampled)
 {
+  long acc = 0;
   uint64_t t0 = cp_now();
   if (sampled) {
     for (int i = 0; i < PROBE_CALLS; i++) {
       sampled->countdown = 0;
       CP_BARRIER();
-      fn();
+      acc += fn(i, 1);
     }
   } else {
-    for (int i = 0; i < PROBE_CALLS; i++) fn();
+    for (int i = 0; i < PROBE_CALLS; i++) acc += fn(i, 1);
   }
-  return cp_now() - t0;
+  uint64_t t = cp_now() - t0;
+  calib_sink = acc;
+  return t;
 }
 
 /* Inclusive ticks recorded so far in a scratch tree, over all its nodes. */
@@ -120,8 +131,8 @@ static uint64_t scratch_calls(const struct cp_thread *t)
 /* The calls of one kind (CP_FRAME_*) into the scratch tree: the best
 ** round's average cost to the caller (outer) and in the call's own time
 ** (inner), in milli-ticks; 0 when something failed. */
-static int measure_kind(struct cp_thread *scratch, uint32_t kind, uint64_t *outer_mt,
-                        uint64_t *inner_mt)
+static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
+                        uint64_t *outer_mt, uint64_t *inner_mt)
 {
   struct cp_thread *sampled = NULL;
   if (kind != CP_FRAME_TIMED) {               /* throttle the scratch nodes */
@@ -134,7 +145,7 @@ static int measure_kind(struct cp_thread *scratch, uint32_t kind, uint64_t *oute
   uint64_t calls0 = scratch_calls(scratch);
   for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
     uint64_t own = scratch_ticks(scratch);
-    uint64_t a = one_round(cp_calib_instrumented, sampled);
+    uint64_t a = one_round(fn, sampled);
     own = scratch_ticks(scratch) - own;
     uint64_t b = one_round(cp_calib_plain, sampled);
     if (r < PROBE_WARMUP) continue;
@@ -156,8 +167,8 @@ static void keep_smaller(uint64_t *figure, uint64_t v)
   if (!*figure || v < *figure) *figure = v;
 }
 
-/* Run an empty instrumented function through the real hooks, recording into
-** a scratch tree, and measure (a) what a call adds to its caller's time:
+/* Run a small instrumented function (a + b) through the real hooks, recording
+** into a scratch tree, and measure (a) what a call adds to its caller's time:
 ** outer, and (b) what a call measures for itself: inner. Both are averages
 ** over the calls of a round (the best round of each), in milli-ticks: the
 ** two must be the same kind of figure, since outer - inner is the part of
@@ -169,33 +180,46 @@ static void keep_smaller(uint64_t *figure, uint64_t v)
 ** as a sample. Called at start-up and again before each dump: each figure
 ** keeps its smallest value, since a busy machine (another hyperthread at
 ** work, preemption) only inflates them. Leaves the figures as they were if
-** anything fails. */
+** anything fails. Done for each kind of hook the runtime has: the dump
+** keeps the figures of the kind the program used (cp_probe_cost). */
 void clock_calibrate_probe(void)
 {
-  struct cp_thread *scratch = calltree_new(64);
-  if (!scratch) return;
-  struct cp_thread *saved = os_get_thread();
-  scratch->gate = cp_g.gate;
+  static const calib_fn fns[CP_PROBE_KINDS] = {
+    cp_calib_instrumented,
+#ifdef CAPPROF_HAVE_FENTRY
+    cp_calib_fentry,
+#else
+    NULL,
+#endif
+  };
   uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
-  os_set_thread(scratch);
-
-  uint64_t outer, inner, uouter, uinner, souter, sinner;
-  int ok = measure_kind(scratch, CP_FRAME_TIMED, &outer, &inner);
-  int tok = ok && measure_kind(scratch, CP_FRAME_UNTIMED, &uouter, &uinner) &&
-            measure_kind(scratch, CP_FRAME_SAMPLED, &souter, &sinner);
-
-  os_set_thread(saved);
+  struct cp_thread *saved = os_get_thread();
+  for (int k = 0; k < CP_PROBE_KINDS; k++) {
+    if (!fns[k]) continue;
+    struct cp_thread *scratch = calltree_new(64);
+    if (!scratch) break;
+    scratch->gate = cp_g.gate;
+    os_set_thread(scratch);
+    uint64_t outer, inner, uouter, uinner, souter, sinner;
+    int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, &outer, &inner);
+    int tok = ok && measure_kind(scratch, fns[k], CP_FRAME_UNTIMED, &uouter, &uinner) &&
+              measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, &souter, &sinner);
+    os_set_thread(saved);
+    struct cp_probe_cost *pc = &cp_g.probe[k];
+    if (ok) {
+      keep_smaller(&pc->inner_mt, inner);
+      keep_smaller(&pc->outer_mt, outer);
+    }
+    if (tok) {
+      keep_smaller(&pc->untimed_mt, uouter);
+      keep_smaller(&pc->sinner_mt, sinner);
+      keep_smaller(&pc->souter_mt, souter);
+    }
+    calltree_free(scratch);
+  }
   cp_g.hooks_seen = hooks_seen;
-  if (ok) {
-    keep_smaller(&cp_g.probe_inner_mt, inner);
-    keep_smaller(&cp_g.probe_outer_mt, outer);
-  }
-  if (tok) {
-    keep_smaller(&cp_g.probe_untimed_mt, uouter);
-    keep_smaller(&cp_g.probe_sinner_mt, sinner);
-    keep_smaller(&cp_g.probe_souter_mt, souter);
-  }
-  calltree_free(scratch);
+  /* No figure for GCC's hooks (another architecture): theirs are the others'. */
+  if (!cp_g.probe[CP_PROBE_FENTRY].outer_mt) cp_g.probe[CP_PROBE_FENTRY] = cp_g.probe[CP_PROBE_CYG];
 }
 
 /* Ticks and ns since start. With rdtsc, a very short run is stretched to

@@ -121,13 +121,14 @@ static void write_clock(struct writer *w)
   w_u64(w, ticks);
   w_u64(w, ns);
   w_u64(w, cp_g.timer_overhead);
-  w_u64(w, cp_g.probe_inner_mt);
-  w_u64(w, cp_g.probe_outer_mt);
+  const struct cp_probe_cost *pc = cp_probe_cost();
+  w_u64(w, pc->inner_mt);
+  w_u64(w, pc->outer_mt);
   /* minor 3: throttled calls' sampling period and probe costs */
   w_u64(w, cp_g.throttle_calls ? cp_g.throttle_period : 0);
-  w_u64(w, cp_g.probe_untimed_mt);
-  w_u64(w, cp_g.probe_sinner_mt);
-  w_u64(w, cp_g.probe_souter_mt);
+  w_u64(w, pc->untimed_mt);
+  w_u64(w, pc->sinner_mt);
+  w_u64(w, pc->souter_mt);
   sec_end(w, CPD_SEC_CLOCK, s);
 }
 

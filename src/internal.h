@@ -100,6 +100,18 @@ struct cp_thread {
   char name[64];              /* thread name, NUL-terminated */
 };
 
+/* What the probe costs, calibrated (clock.c), in milli-ticks per call. */
+struct cp_probe_cost {
+  uint64_t inner_mt;          /* a call's own timing adds to it */
+  uint64_t outer_mt;          /* an instrumented call costs its caller */
+  uint64_t untimed_mt;        /* an untimed throttled call costs its caller */
+  uint64_t sinner_mt;         /* the same two figures for a throttled call */
+  uint64_t souter_mt;         /* timed as a sample (CP_FRAME_SAMPLED) */
+};
+#define CP_PROBE_CYG    0     /* __cyg_profile_func_* (-finstrument-functions) */
+#define CP_PROBE_FENTRY 1     /* __fentry__/__return__ (gcc -pg -mfentry ...) */
+#define CP_PROBE_KINDS  2
+
 /* Process-wide state. The hooks read only the first cache line. */
 struct cp_global {
   volatile uint32_t gate;     /* generation << 1 | paused bit */
@@ -116,11 +128,9 @@ struct cp_global {
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
   uint64_t start_mono;        /* CLOCK_MONOTONIC-like ns at start */
   uint64_t timer_overhead;    /* ticks per timer read, back to back */
-  uint64_t probe_inner_mt;    /* milli-ticks a call's own timing adds to it */
-  uint64_t probe_outer_mt;    /* milli-ticks an instrumented call costs its caller */
-  uint64_t probe_untimed_mt;  /* milli-ticks an untimed throttled call costs its caller */
-  uint64_t probe_sinner_mt;   /* the same two figures for a throttled call timed */
-  uint64_t probe_souter_mt;   /* as a sample (CP_FRAME_SAMPLED) */
+  struct cp_probe_cost probe[CP_PROBE_KINDS]; /* calibrated, per kind of hook */
+  uint64_t sample_cap;        /* ticks of a sampled throttled call scaled by the
+                              ** period, the rest counts once (throttle.c) */
   uint32_t clock_source;      /* CPD_CLOCK_* */
   volatile uint32_t hooks_seen; /* CPD_HOOKS_* that fired, set on slow paths */
   struct cp_thread *threads;  /* registry of every thread's state, os_lock, */
@@ -145,6 +155,16 @@ struct cp_global {
 };
 
 extern struct cp_global cp_g CP_HIDDEN;
+
+/* The probe costs of the program's hooks: GCC's after-inlining ones when
+** only those fired, else -finstrument-functions' (and MSVC's, calibrated
+** the same way). */
+CP_INLINE const struct cp_probe_cost *cp_probe_cost(void)
+{
+  uint32_t seen = cp_g.hooks_seen;
+  return &cp_g.probe[(seen & CPD_HOOKS_FENTRY) && !(seen & CPD_HOOKS_CYG) ? CP_PROBE_FENTRY
+                                                                          : CP_PROBE_CYG];
+}
 
 #define CP_GATE_PAUSED 1u
 
@@ -247,12 +267,15 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 }
 
 /* Charge one finished sampled call (CP_FRAME_SAMPLED): it stands for
-** cp_g.throttle_period calls on average, so its time is scaled; min and max
-** stay what was measured. */
+** cp_g.throttle_period calls on average, so its time is scaled, up to
+** cp_g.sample_cap: a longer one was stopped (preempted, faulting), which the
+** other calls were not, and its excess counts once. Min and max stay what
+** was measured. */
 CP_INLINE void calltree_charge_sampled(struct cp_node *n, uint64_t d)
 {
+  uint64_t s = d < cp_g.sample_cap ? d : cp_g.sample_cap;
   n->calls++;
-  n->incl += d * cp_g.throttle_period;
+  n->incl += s * cp_g.throttle_period + (d - s);
   if (d < n->min) n->min = d;
   if (d > n->max) n->max = d;
 }
@@ -762,10 +785,10 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
   uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   struct cp_node *n = &t->nodes[f->node];
-  if (check_key ? n->key != key : f->sp < sp) {
+  if (check_key ? (n->key | CP_KEY_THROTTLED) != (key | CP_KEY_THROTTLED) : f->sp < sp) {
     f = calltree_unwind(t, sp, now);         /* popped by longjmp/exception */
     n = &t->nodes[f->node];
-    if (CP_UNLIKELY(check_key ? n->key != key : f == t->frames)) {
+    if (CP_UNLIKELY(check_key ? (n->key | CP_KEY_THROTTLED) != (key | CP_KEY_THROTTLED) : f == t->frames)) {
       calltree_exit_mismatch(t, key, sp, now);
       return;
     }

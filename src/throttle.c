@@ -24,6 +24,7 @@
 #define DEFAULT_CALLS   100000u
 #define DEFAULT_PERIOD  32u
 #define MAX_PERIOD      65536u
+#define SAMPLE_CAP_NS   50000u          /* a sampled call scaled up to 50 us */
 #define MAX_RECORDS     (1u << 16)      /* per thread; later nodes are not throttled */
 #define GATE_BUSY       0xFFFFFFFFu
 
@@ -41,6 +42,7 @@ struct cp_throttle_log {
 };
 
 static uint64_t threshold_ns;           /* 0: twice the probe's own cost */
+static int cap_known;                   /* cp_g.sample_cap converted */
 
 /* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
 ** invalid value keeps the defaults. */
@@ -49,6 +51,7 @@ void throttle_init(void)
   const char *s = os_getenv("CAPPROF_THROTTLE");
   cp_g.throttle_calls = DEFAULT_CALLS;
   cp_g.throttle_period = DEFAULT_PERIOD;
+  cp_g.sample_cap = UINT64_MAX;
   threshold_ns = 0;
   if (!s || !*s) return;
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
@@ -94,15 +97,21 @@ uint32_t throttle_next_countdown(struct cp_thread *t)
   return p <= 1 ? 1 : 1 + x % (2 * p - 1);
 }
 
+/* ns as clock ticks; 0 when unknown (too early to tell the TSC's rate). */
+static uint64_t ns_to_ticks(uint64_t ns)
+{
+  if (!cp_g.use_tsc) return ns;                 /* the OS clock counts ns */
+  uint64_t ticks = cp_now() - cp_g.start_ticks;
+  uint64_t span = os_monotonic_ns() - cp_g.start_mono;
+  if (span < 100000) return 0;
+  return (uint64_t)((double)ns * (double)ticks / (double)span);
+}
+
 /* The threshold as ticks per call; 0 when unknown. */
 static uint64_t threshold_ticks(void)
 {
-  if (!threshold_ns) return 2 * cp_g.probe_inner_mt / 1000;
-  if (!cp_g.use_tsc) return threshold_ns;      /* the OS clock counts ns */
-  uint64_t ticks = cp_now() - cp_g.start_ticks;
-  uint64_t ns = os_monotonic_ns() - cp_g.start_mono;
-  if (ns < 100000) return 0;                  /* too early to convert */
-  return (uint64_t)((double)threshold_ns * (double)ticks / (double)ns);
+  if (!threshold_ns) return 2 * cp_probe_cost()->inner_mt / 1000;
+  return ns_to_ticks(threshold_ns);
 }
 
 void throttle_settings(uint64_t *calls, uint64_t *ns)
@@ -113,7 +122,7 @@ void throttle_settings(uint64_t *calls, uint64_t *ns)
   if (threshold_ns) { *ns = threshold_ns; return; }
   uint64_t ticks, span_ns;
   clock_span(&ticks, &span_ns);
-  if (ticks) *ns = (uint64_t)((double)(2 * cp_g.probe_inner_mt / 1000) * span_ns / ticks + 0.5);
+  if (ticks) *ns = (uint64_t)((double)(2 * cp_probe_cost()->inner_mt / 1000) * span_ns / ticks + 0.5);
 }
 
 /* Room for one more record; NULL when full or out of memory. */
@@ -157,7 +166,17 @@ void calltree_throttle_due(struct cp_thread *t, uint32_t i)
   ** in 100,000 calls of a few ns would otherwise decide. */
   uint64_t limit = threshold_ticks();
   uint64_t avg = n->calls > 1 ? (n->incl - n->max) / (n->calls - 1) : n->incl;
-  if (limit && avg < limit) {
+  /* Leaves only (no call made from it so far: its hot child was never
+  ** set): a caller's rare long calls (a rehash below a string lookup)
+  ** would make its sampled estimate swing by the period times theirs. */
+  if (!cap_known) {                           /* once the TSC's rate is known */
+    uint64_t cap = ns_to_ticks(SAMPLE_CAP_NS);
+    if (cap) {
+      cp_g.sample_cap = cap;
+      cap_known = 1;
+    }
+  }
+  if (limit && avg < limit && n->hot == CP_NODE_ROOT) {
     struct throttle_rec *r = next_record(t);
     if (r) {
       r->node = i;

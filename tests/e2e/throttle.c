@@ -1,12 +1,14 @@
-/* throttle.c -- a hot tiny function is throttled at its Nth call and still
-** counted exactly, its rare callee still below it; a rare one beside it is
-** not throttled. Run with CAPPROF_THROTTLE=100000:1000ns (throttle.expect)
-** and with CAPPROF_THROTTLE=off (throttle.off.expect). */
+/* throttle.c -- a hot tiny function, a leaf when its Nth call decides, is
+** throttled and still counted exactly; the calls it makes later stay below
+** it; a rare one beside it is not throttled. Run with CAPPROF_THROTTLE=
+** 100000:1000ns (throttle.expect) and with CAPPROF_THROTTLE=off
+** (throttle.off.expect). */
 #include <capprof/capprof.h>
 #include "e2e.h"
 
 NOINLINE int below(int x) { SINK(x); return x; }
-NOINLINE int tiny(int x) { SINK(x); return x % 1000 == 999 ? below(x) : x + 1; }
+static int tiny_calls;
+NOINLINE int tiny(int x) { SINK(x); return ++tiny_calls > 150000 && tiny_calls % 1000 == 0 ? below(x) : x + 1; }
 NOINLINE int rare(int x) { SINK(x); return x - 1; }
 NOINLINE int hot_caller(int n)
 {

@@ -192,6 +192,57 @@ static void test_rebase_keeps_open_path(void **state)
   assert_int_equal(path(A, B, C, 0), 0);
 }
 
+/* A throttled node: its calls keep frames (callees nest below it), are all
+** counted, and the ones timed as samples count period times, up to the
+** cap; the countdown's runs average the period. */
+static void test_throttled_calls(void **state)
+{
+  (void)state;
+  uint32_t period = cp_g.throttle_period;
+  uint64_t cap = cp_g.sample_cap;
+  cp_g.throttle_period = 32;
+  cp_g.sample_cap = 100;
+  in(A, 1000);
+  in(B, 900);
+  out(B, 900);
+  uint32_t a = path(A, 0), b = path(A, B, 0);
+  t->nodes[b].key |= CP_KEY_THROTTLED;
+  for (int i = 0; i < 1000; i++) {
+    in(B, 900);
+    if (i == 500) {                     /* a call made from a throttled call */
+      in(C, 800);
+      out(C, 800);
+    }
+    out(B, 900);
+  }
+  assert_int_equal(t->nodes[b].calls, 1001);
+  uint32_t c = 0;                       /* path() compares plain keys */
+  for (uint32_t i = CP_FIRST_NODE; i < t->nnodes; i++)
+    if (t->nodes[i].key == C && t->nodes[i].parent == b) c = i;
+  assert_true(c != 0);
+  assert_int_equal(t->nodes[c].calls, 1);
+  assert_true(t->top->node == a);
+  struct cp_node n = { 0 };
+  n.min = UINT64_MAX;
+  calltree_charge_sampled(&n, 10);
+  calltree_charge_sampled(&n, 1000);  /* stopped: 100 x 32, the rest once */
+  assert_int_equal(n.incl, 320 + 3200 + 900);
+  assert_int_equal(n.calls, 2);
+  assert_true(n.min == 10 && n.max == 1000);
+  uint64_t sum = 0, lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < 100000; i++) {
+    uint32_t c = throttle_next_countdown(t);
+    sum += c;
+    if (c < lo) lo = c;
+    if (c > hi) hi = c;
+  }
+  assert_true(lo == 1 && hi == 63);
+  assert_true(sum > 100000 * 31 && sum < 100000 * 33);
+  out(A, 1000);
+  cp_g.throttle_period = period;
+  cp_g.sample_cap = cap;
+}
+
 static void test_wide_node_and_table_growth(void **state)
 {
   (void)state;
@@ -222,6 +273,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_million_levels, setup, teardown),
     cmocka_unit_test_setup_teardown(test_rebase_keeps_open_path, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wide_node_and_table_growth, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_throttled_calls, setup, teardown),
   };
   return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
 }

@@ -49,10 +49,17 @@ static void test_timer_overhead_plausible(void **state)
   double timer_ns = (double)cp_g.timer_overhead / per_ns;
   assert_true(timer_ns < 1000.0);            /* a timer read is far below 1 us */
   /* probe: an instrumented call costs at least one timer read, and well under 10 us */
-  double outer_ns = (double)cp_g.probe_outer_mt / 1000.0 / per_ns;
-  double inner_ns = (double)cp_g.probe_inner_mt / 1000.0 / per_ns;
-  assert_true(outer_ns > 0.0 && outer_ns < 10000.0);
-  assert_true(inner_ns > 0.0 && inner_ns <= outer_ns * 2);
+  for (int k = 0; k < CP_PROBE_KINDS; k++) {   /* each kind of hook */
+    const struct cp_probe_cost *pc = &cp_g.probe[k];
+    double outer_ns = (double)pc->outer_mt / 1000.0 / per_ns;
+    double inner_ns = (double)pc->inner_mt / 1000.0 / per_ns;
+    assert_true(outer_ns > 0.0 && outer_ns < 10000.0);
+    assert_true(inner_ns > 0.0 && inner_ns <= outer_ns * 2);
+    /* throttled calls: an untimed one costs its caller less than a timed
+    ** one; a sampled one is timed */
+    assert_true(pc->untimed_mt > 0 && pc->untimed_mt < pc->outer_mt);
+    assert_true(pc->sinner_mt > 0 && pc->souter_mt > pc->untimed_mt);
+  }
 }
 
 static uint64_t mono_ns(void)
