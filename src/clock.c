@@ -143,7 +143,9 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   }
   uint64_t with = UINT64_MAX, without = UINT64_MAX, inner = UINT64_MAX;
   uint64_t calls0 = scratch_calls(scratch);
-  for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
+  /* The throttled kinds are a few ns apart from each other: fewer rounds. */
+  int rounds = kind == CP_FRAME_TIMED ? PROBE_ROUNDS : PROBE_ROUNDS / 2;
+  for (int r = 0; r < PROBE_WARMUP + rounds; r++) {
     uint64_t own = scratch_ticks(scratch);
     uint64_t a = one_round(fn, sampled);
     own = scratch_ticks(scratch) - own;
@@ -153,7 +155,7 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
     if (b < without) without = b;
     if (own < inner) inner = own;
   }
-  if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * PROBE_CALLS ||
+  if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + rounds) * PROBE_CALLS ||
       with <= without)
     return 0;
   if (kind == CP_FRAME_SAMPLED) inner /= cp_g.throttle_period ? cp_g.throttle_period : 1;
@@ -180,9 +182,10 @@ static void keep_smaller(uint64_t *figure, uint64_t v)
 ** as a sample. Called at start-up and again before each dump: each figure
 ** keeps its smallest value, since a busy machine (another hyperthread at
 ** work, preemption) only inflates them. Leaves the figures as they were if
-** anything fails. Done for each kind of hook the runtime has: the dump
-** keeps the figures of the kind the program used (cp_probe_cost). */
-void clock_calibrate_probe(void)
+** anything fails. Done for each kind of hook the runtime has (used_only:
+** the kind the program used, before a dump): the dump keeps the figures of
+** the kind the program used (cp_probe_cost). */
+void clock_calibrate_probe(int used_only)
 {
   static const calib_fn fns[CP_PROBE_KINDS] = {
     cp_calib_instrumented,
@@ -194,8 +197,9 @@ void clock_calibrate_probe(void)
   };
   uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   struct cp_thread *saved = os_get_thread();
+  int used = cp_probe_cost() == &cp_g.probe[CP_PROBE_FENTRY] ? CP_PROBE_FENTRY : CP_PROBE_CYG;
   for (int k = 0; k < CP_PROBE_KINDS; k++) {
-    if (!fns[k]) continue;
+    if (!fns[k] || (used_only && k != used)) continue;
     struct cp_thread *scratch = calltree_new(64);
     if (!scratch) break;
     scratch->gate = cp_g.gate;

@@ -226,7 +226,7 @@ int clock_tsc_usable(void) CP_HIDDEN;       /* invariant TSC present */
 ** "tsc"; the TSC modes only with an invariant TSC (and rdtscp for "tsc"). */
 int clock_select(const char *name) CP_HIDDEN;
 void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
-void clock_calibrate_probe(void) CP_HIDDEN; /* fills cp_g.probe_*_mt */
+void clock_calibrate_probe(int used_only) CP_HIDDEN; /* fills cp_g.probe */
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
 void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
 
@@ -704,7 +704,9 @@ CP_INLINE void calltree_push_throttled(struct cp_thread *t, struct cp_frame *f, 
     return;
   }
   t->countdown = throttle_next_countdown(t);
-  calltree_push_kind(t, f, c, CP_FRAME_SAMPLED, sp, cp_tnow(t));
+  /* An ordered read (rdtscp): the untimed calls before this one leave work
+  ** in flight, which an early read would count in this call, P times. */
+  calltree_push_kind(t, f, c, CP_FRAME_SAMPLED, sp, cp_tnow_exit(t));
 }
 
 /* The exit of a throttled call: the top frame f is its own and not timed

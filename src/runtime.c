@@ -120,7 +120,7 @@ void runtime_init(void)
   os_unlock();
   if (!cp_g.disabled) {
     clock_calibrate_timer();
-    clock_calibrate_probe();
+    clock_calibrate_probe(0);
     intercept_start();                     /* CAPPROF_API: patch import slots */
     os_dumpsig_start();
     sample_init_from_env();
@@ -321,7 +321,7 @@ int capprof_dump(const char *path, char *out, size_t outsize)
   if (rc) return rc;
   os_errsave e = os_save_errors();
   os_lock();
-  clock_calibrate_probe();                 /* keeps the smaller figures */
+  clock_calibrate_probe(1);                /* keeps the smaller figures */
   rc = dump_write(path ? path : cp_g.output, path != NULL, out, outsize);
   os_unlock();
   os_restore_errors(e);
@@ -389,7 +389,7 @@ void runtime_atexit(void)
     cp_g.finished = 1;
     cp_g.gate |= CP_GATE_PAUSED;
     char path[1100];
-    clock_calibrate_probe();               /* keeps the smaller figures */
+    clock_calibrate_probe(1);              /* keeps the smaller figures */
     int rc = dump_write(cp_g.output, 0, path, sizeof path);
     if (rc != 0) {
       /* capprof: cannot write dump PATH: STEP FILE: REASON */
