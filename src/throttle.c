@@ -9,10 +9,10 @@
 ** The dump says which nodes were throttled and when.
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
-** 100,000), it is throttled if its calls averaged less than T of raw
-** inclusive time (the longest call left out) (default: twice the probe's
-** own calibrated cost per call, i.e. most of what was measured is the
-** probe). CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
+** 100,000), it is throttled if it made no call so far (a leaf) and its calls
+** averaged less than T of raw inclusive time (the longest call left out)
+** (default 1 us; "auto": twice the probe's own calibrated cost per call).
+** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
 ** CAPPROF_THROTTLE=off turns throttling off. Decided once per node, on the
 ** exit hook's slow side; the hot path pays one compare.
 */
@@ -23,6 +23,7 @@
 
 #define DEFAULT_CALLS   100000u
 #define DEFAULT_PERIOD  32u
+#define DEFAULT_NS      1000u           /* leaves averaging under 1 us */
 #define MAX_PERIOD      65536u
 #define SAMPLE_CAP_NS   50000u          /* a sampled call scaled up to 50 us */
 #define MAX_RECORDS     (1u << 16)      /* per thread; later nodes are not throttled */
@@ -41,7 +42,7 @@ struct cp_throttle_log {
   struct throttle_rec recs[];           /* MAX_RECORDS reserved */
 };
 
-static uint64_t threshold_ns;           /* 0: twice the probe's own cost */
+static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cost */
 static int cap_known;                   /* cp_g.sample_cap converted */
 
 /* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
@@ -52,7 +53,7 @@ void throttle_init(void)
   cp_g.throttle_calls = DEFAULT_CALLS;
   cp_g.throttle_period = DEFAULT_PERIOD;
   cp_g.sample_cap = UINT64_MAX;
-  threshold_ns = 0;
+  threshold_ns = DEFAULT_NS;
   if (!s || !*s) return;
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
     cp_g.throttle_calls = 0;
@@ -61,10 +62,11 @@ void throttle_init(void)
   char *end;
   unsigned long long n = strtoull(s, &end, 10);
   if (end == s || n == 0) return;
-  uint64_t ns = 0;
+  uint64_t ns = DEFAULT_NS;
   if (*end == ':') {
     const char *v = end + 1;
     if (!strncmp(v, "auto", 4)) {
+      ns = 0;
       end = (char *)v + 4;
     } else {
       unsigned long long x = strtoull(v, &end, 10);
