@@ -339,14 +339,11 @@ static void node_probe(const struct prof_dump *pd, const struct cpd_node *c, uin
 }
 
 /* Node i of a dump thread into prof_node form, compensated: probe is the
-** probe cost in its raw inclusive time (node_probe's own, and the outer
-** cost of every call below it). */
-static void convert(const struct cpd_dump *d, const struct prof_dump *pd,
-                    const struct cpd_node *c, uint64_t timed, uint64_t at, double probe,
-                    struct prof_node *o)
+** probe cost in its raw inclusive time (own, node_probe's figure for its
+** own calls, and the outer cost of every call below it). */
+static void convert(const struct cpd_dump *d, const struct cpd_node *c, uint64_t timed,
+                    uint64_t at, double own, double probe, struct prof_node *o)
 {
-  double own, outer;
-  node_probe(pd, c, at, &own, &outer);
   o->calls = c->calls;
   o->timed = timed;
   o->throttled_at = at;
@@ -403,8 +400,10 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   t->nnodes = t->cap = ct->node_count;
   t->nodes = calloc(ct->node_count, sizeof *t->nodes);
   double *probe = calloc(ct->node_count, sizeof *probe);
-  if (!t->name || !t->nodes || !probe) {
+  double *own = calloc(ct->node_count, sizeof *own);
+  if (!t->name || !t->nodes || !probe || !own) {
     free(probe);
+    free(own);
     prof_thread_free(t);
     return CAPPROF_ENOMEM;
   }
@@ -412,22 +411,23 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   uint32_t th = (uint32_t)(ct - d->threads);
   const struct prof_dump *pd = &p->dumps[di];
   for (uint32_t i = ct->node_count; i-- > 1;) {
-    double own, outer;
-    node_probe(pd, &ct->nodes[i], cpd_throttled_at(d, th, i), &own, &outer);
-    probe[i] += own;
-    probe[ct->nodes[i].parent] += probe[i] - own + outer;
+    double outer;
+    node_probe(pd, &ct->nodes[i], cpd_throttled_at(d, th, i), &own[i], &outer);
+    probe[i] += own[i];
+    probe[ct->nodes[i].parent] += probe[i] - own[i] + outer;
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
     uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
       free(probe);
+      free(own);
       return CAPPROF_ENOMEM;
     }
     struct prof_node *o = &t->nodes[i];
     o->func = f;
     o->parent = i ? c->parent : PROF_NONE;
-    convert(d, pd, c, cpd_timed_calls(d, th, i), cpd_throttled_at(d, th, i), probe[i], o);
+    convert(d, c, cpd_timed_calls(d, th, i), cpd_throttled_at(d, th, i), own[i], probe[i], o);
     if (ct->samples) {
       o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
@@ -435,6 +435,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
     p->dumps[di].calls += i ? c->calls : 0;
   }
   free(probe);
+  free(own);
   return finish_tree(t, p->nfuncs);
 }
 

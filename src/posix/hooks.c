@@ -36,13 +36,7 @@ CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  uint64_t key = (uint64_t)(uintptr_t)fn;
-  struct cp_frame *f = t->top;
-  if (f->kind != CP_FRAME_TIMED && t->nodes[f->node].key == (key | CP_KEY_THROTTLED)) {
-    calltree_pop_throttled(t, f);
-    return;
-  }
-  cp_hot_exit(t, key, sp, 1);
+  cp_hot_exit(t, (uint64_t)(uintptr_t)fn, sp, 1);   /* a sampled call's too */
 }
 
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
