@@ -52,12 +52,84 @@
  *   below   128 bytes of XMM0-XMM7, on the slow path only
  *
  * The workers (src/posix/fentry.c) take (key, S) and (S); the fast ones
- * return 0 when done, else a code for the slow one. Cost of the wrapper:
- * 9 stores and 9 loads, 2 calls and returns, ~4 ns on top of the C fast
- * path (bench/gcc_modes.sh).
+ * return 0 when done, else a code for the slow one. The wrapper costs 9
+ * stores and 9 loads, 2 calls and returns: ~5 ns a call, and 6 of the 9 ns
+ * an untimed throttled call cost (bench/gcc_modes.sh).
+ *
+ * So the common cases never reach it: each hook first runs its fast path
+ * here, the C fast worker's in assembly, with only the registers it uses
+ * pushed. __fentry__ finds the callee as its caller's hot child or in its
+ * first lookup-table slot (cp_hot_enter_try) and pushes a timed frame, or an
+ * untimed one for a throttled callee (throttle.c) with no clock read;
+ * __return__ charges and pops a timed top frame with its S, or counts and
+ * pops an untimed one. Anything else (a sample, a miss, a zone, dead frames,
+ * the throttling decision's call, the first call of a thread, a pause, the
+ * OS clock) pops them again and goes on to the wrapper and the workers. The
+ * offsets below are checked against the C structures in src/posix/fentry.c.
  */
 
+/* struct cp_thread */
+#define T_TOP         0
+#define T_COMMIT_END  8
+#define T_NODES       16
+#define T_GATE        24
+#define T_TABLE       32
+#define T_MASK        40
+#define T_DEBT        48
+#define T_COUNTDOWN   56
+/* struct cp_node (48 bytes) */
+#define N_KEY         0
+#define N_PARENT      8
+#define N_HOT         12
+#define N_CALLS       16
+#define N_INCL        24
+#define N_MIN         32
+#define N_MAX         40
+/* struct cp_frame (24 bytes) */
+#define F_NODE        0
+#define F_KIND        4
+#define F_SP          8
+#define F_TSTART      16
+#define FRAME_TIMED   0
+#define FRAME_UNTIMED 1
+/* struct cp_global (cp_g) */
+#define G_GATE        0
+#define G_USE_TSC     4
+#define G_THROTTLE_CALLS 24
+#define CLOCK_OS      0
+#define CLOCK_TSC_FAST 2
+#define CLOCK_TSC_ORDERED 3
+
         .text
+
+/* rax = &nodes[eax], nodes at \base. */
+.macro NODE_ADDR base
+        lea     (%rax,%rax,2), %rax
+        shl     $4, %rax
+        add     \base, %rax
+.endm
+
+.macro PUSHQ reg
+        push    \reg
+        .cfi_adjust_cfa_offset 8
+.endm
+
+.macro POPQ reg
+        pop     \reg
+        .cfi_adjust_cfa_offset -8
+.endm
+
+/* r11 = this thread's cp_thread, or jump to \out when there is none or it
+ * is out of step with cp_g.gate (start-up, pause, reset: the workers). */
+.macro THREAD_OR out
+        movq    posix_tls@gottpoff(%rip), %r11
+        movq    %fs:(%r11), %r11
+        test    %r11, %r11
+        jz      \out
+        mov     cp_g+G_GATE(%rip), %eax
+        cmp     %eax, T_GATE(%r11)
+        jne     \out
+.endm
 
 /* Save the call-clobbered general registers; expects rbp set up. */
 .macro SAVE_GPRS
@@ -118,6 +190,122 @@
         .p2align 4
 __fentry__:
         .cfi_startproc
+        /* Fast path. After the pushes the key is at 40(%rsp), S at 48(%rsp)
+         * and the frame's sp (S - 16) is 32(%rsp). */
+        PUSHQ   %rax
+        PUSHQ   %rcx
+        PUSHQ   %rdx
+        PUSHQ   %rsi
+        PUSHQ   %rdi
+        THREAD_OR 8f
+        mov     T_TOP(%r11), %rcx               /* f */
+        lea     32(%rsp), %rax
+        cmp     %rax, F_SP(%rcx)
+        jbe     8f                              /* frames to pop first */
+        lea     24(%rcx), %rax
+        cmp     T_COMMIT_END(%r11), %rax
+        jae     8f                              /* the stack must grow */
+        mov     F_NODE(%rcx), %esi              /* the caller's node */
+        mov     %esi, %eax
+        NODE_ADDR T_NODES(%r11)
+        mov     %rax, %rdi                      /* &nodes[caller] */
+        mov     N_HOT(%rdi), %edx               /* c: its hot child */
+        mov     %edx, %eax
+        NODE_ADDR T_NODES(%r11)
+        mov     N_KEY(%rax), %rax
+        cmp     40(%rsp), %rax
+        je      5f                              /* timed */
+        btr     $62, %rax                       /* CP_KEY_THROTTLED */
+        jnc     2f
+        cmp     40(%rsp), %rax
+        je      3f                              /* throttled */
+2:      /* Not the hot child: the first table slot of (caller, key), as
+         * calltree_slot computes it. */
+        mov     40(%rsp), %rax
+        bts     $62, %rax
+        movabs  $0x9E3779B97F4A7C15, %rdx
+        imul    %rdx, %rax
+        lea     1(%rsi), %edx
+        PUSHQ   %r8
+        movabs  $0xC2B2AE3D27D4EB4F, %r8
+        imul    %r8, %rdx
+        POPQ    %r8
+        xor     %rdx, %rax
+        shr     $32, %rax
+        and     T_MASK(%r11), %eax
+        mov     T_TABLE(%r11), %rdx
+        mov     (%rdx,%rax,4), %edx             /* c: the slot's node */
+        test    %edx, %edx
+        jz      8f
+        mov     %edx, %eax
+        NODE_ADDR T_NODES(%r11)
+        cmp     N_PARENT(%rax), %esi
+        jne     8f
+        mov     N_KEY(%rax), %rax
+        cmp     40(%rsp), %rax
+        je      4f
+        btr     $62, %rax
+        jnc     8f
+        cmp     40(%rsp), %rax
+        jne     8f
+        mov     %edx, N_HOT(%rdi)               /* the hot child now */
+        jmp     3f
+4:      mov     %edx, N_HOT(%rdi)
+5:      /* Timed call of node edx: the clock, then the frame. */
+        mov     %edx, %edi
+        mov     cp_g+G_USE_TSC(%rip), %eax
+        cmp     $CLOCK_OS, %eax
+        je      8f
+        cmp     $CLOCK_TSC_ORDERED, %eax
+        je      6f
+        rdtsc
+7:      shl     $32, %rdx
+        or      %rdx, %rax
+        sub     T_DEBT(%r11), %rax
+        mov     T_TOP(%r11), %rsi
+        add     $24, %rsi                       /* f + 1 */
+        lea     32(%rsp), %rdx
+        /* Written before and after the frame becomes the top: a signal
+         * handler's hooks (zones) may use the slot in between. */
+        mov     %edi, F_NODE(%rsi)
+        movl    $FRAME_TIMED, F_KIND(%rsi)
+        mov     %rdx, F_SP(%rsi)
+        mov     %rsi, T_TOP(%r11)
+        mov     %edi, F_NODE(%rsi)
+        movl    $FRAME_TIMED, F_KIND(%rsi)
+        mov     %rdx, F_SP(%rsi)
+        mov     %rax, F_TSTART(%rsi)
+        jmp     9f
+6:      rdtscp
+        jmp     7b
+3:      /* Throttled callee edx: untimed unless a sample is due. */
+        mov     T_COUNTDOWN(%r11), %edi
+        cmp     $1, %edi
+        jbe     8f                              /* a sample: the workers */
+        dec     %edi
+        mov     %edi, T_COUNTDOWN(%r11)
+        lea     24(%rcx), %rsi
+        lea     32(%rsp), %rax
+        mov     %edx, F_NODE(%rsi)
+        movl    $FRAME_UNTIMED, F_KIND(%rsi)
+        mov     %rax, F_SP(%rsi)
+        mov     %rsi, T_TOP(%r11)
+        mov     %edx, F_NODE(%rsi)
+        movl    $FRAME_UNTIMED, F_KIND(%rsi)
+        mov     %rax, F_SP(%rsi)
+        movq    $0, F_TSTART(%rsi)
+9:      POPQ    %rdi
+        POPQ    %rsi
+        POPQ    %rdx
+        POPQ    %rcx
+        POPQ    %rax
+        ret
+        .cfi_adjust_cfa_offset 40
+8:      POPQ    %rdi
+        POPQ    %rsi
+        POPQ    %rdx
+        POPQ    %rcx
+        POPQ    %rax
         push    %rbp
         .cfi_def_cfa_offset 16
         .cfi_offset %rbp, -16
@@ -146,6 +334,72 @@ __fentry__:
         .p2align 4
 __return__:
         .cfi_startproc
+        /* Fast path. After the pushes S is at 40(%rsp) and the frame's sp
+         * (S - 16) is 24(%rsp). */
+        PUSHQ   %rax
+        PUSHQ   %rcx
+        PUSHQ   %rdx
+        PUSHQ   %rsi
+        THREAD_OR 8f
+        mov     T_TOP(%r11), %rcx               /* f */
+        lea     24(%rsp), %rax
+        cmp     %rax, F_SP(%rcx)
+        jne     8f                              /* not this call's frame */
+        mov     F_NODE(%rcx), %eax
+        NODE_ADDR T_NODES(%r11)
+        mov     %rax, %rsi                      /* n */
+        mov     N_KEY(%rsi), %rax
+        shr     $48, %rax
+        cmp     $0xFF10, %eax                   /* a zone left open (CPD_KEY_ZONE) */
+        je      8f
+        mov     F_KIND(%rcx), %eax
+        cmp     $FRAME_UNTIMED, %eax
+        je      3f
+        cmp     $FRAME_TIMED, %eax
+        jne     8f                              /* a sample: the workers */
+        mov     N_CALLS(%rsi), %rax
+        inc     %rax
+        cmp     cp_g+G_THROTTLE_CALLS(%rip), %rax
+        je      8f                              /* throttling's decision: the workers */
+        mov     cp_g+G_USE_TSC(%rip), %eax
+        cmp     $CLOCK_OS, %eax
+        je      8f
+        cmp     $CLOCK_TSC_FAST, %eax
+        je      6f
+        rdtscp
+7:      shl     $32, %rdx
+        or      %rdx, %rax
+        mov     T_TOP(%r11), %rcx               /* rdtscp wrote ecx */
+        sub     T_DEBT(%r11), %rax
+        sub     F_TSTART(%rcx), %rax            /* the call's ticks */
+        incq    N_CALLS(%rsi)
+        add     %rax, N_INCL(%rsi)
+        mov     N_MIN(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmovb   %rax, %rdx
+        mov     %rdx, N_MIN(%rsi)
+        mov     N_MAX(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmova   %rax, %rdx
+        mov     %rdx, N_MAX(%rsi)
+        sub     $24, %rcx
+        mov     %rcx, T_TOP(%r11)
+        jmp     9f
+6:      rdtsc
+        jmp     7b
+3:      incq    N_CALLS(%rsi)                   /* untimed: counted */
+        sub     $24, %rcx
+        mov     %rcx, T_TOP(%r11)
+9:      POPQ    %rsi
+        POPQ    %rdx
+        POPQ    %rcx
+        POPQ    %rax
+        ret
+        .cfi_adjust_cfa_offset 32
+8:      POPQ    %rsi
+        POPQ    %rdx
+        POPQ    %rcx
+        POPQ    %rax
         push    %rbp
         .cfi_def_cfa_offset 16
         .cfi_offset %rbp, -16

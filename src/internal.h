@@ -827,10 +827,13 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
       k = nodes[s].key;
     }
     if (k != key) {
-      if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
+      /* Untimed only: the timed sample (a call out of line, which would
+      ** make every hook save registers) takes the slow path. */
+      if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) | (t->countdown <= 1) |
                       (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
         return 0;
-      calltree_push_throttled(t, f, c, sp);
+      t->countdown--;
+      calltree_push_kind(t, f, c, CP_FRAME_UNTIMED, sp, 0);
       return 1;
     }
   }

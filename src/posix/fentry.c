@@ -151,3 +151,33 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) calltree_throttle_due(t, f->node);
 }
+
+/* The offsets and values asm/fentry_x86_64.S's fast paths use. */
+_Static_assert(offsetof(struct cp_thread, top) == 0, "T_TOP");
+_Static_assert(offsetof(struct cp_thread, commit_end) == 8, "T_COMMIT_END");
+_Static_assert(offsetof(struct cp_thread, nodes) == 16, "T_NODES");
+_Static_assert(offsetof(struct cp_thread, gate) == 24, "T_GATE");
+_Static_assert(offsetof(struct cp_thread, table) == 32, "T_TABLE");
+_Static_assert(offsetof(struct cp_thread, mask) == 40, "T_MASK");
+_Static_assert(offsetof(struct cp_thread, debt) == 48, "T_DEBT");
+_Static_assert(offsetof(struct cp_thread, countdown) == 56, "T_COUNTDOWN");
+_Static_assert(sizeof(struct cp_node) == 48, "node size");
+_Static_assert(offsetof(struct cp_node, key) == 0, "N_KEY");
+_Static_assert(offsetof(struct cp_node, parent) == 8, "N_PARENT");
+_Static_assert(offsetof(struct cp_node, hot) == 12, "N_HOT");
+_Static_assert(offsetof(struct cp_node, calls) == 16, "N_CALLS");
+_Static_assert(offsetof(struct cp_node, incl) == 24, "N_INCL");
+_Static_assert(offsetof(struct cp_node, min) == 32, "N_MIN");
+_Static_assert(offsetof(struct cp_node, max) == 40, "N_MAX");
+_Static_assert(sizeof(struct cp_frame) == 24, "frame size");
+_Static_assert(offsetof(struct cp_frame, node) == 0, "F_NODE");
+_Static_assert(offsetof(struct cp_frame, kind) == 4, "F_KIND");
+_Static_assert(offsetof(struct cp_frame, sp) == 8, "F_SP");
+_Static_assert(offsetof(struct cp_frame, tstart) == 16, "F_TSTART");
+_Static_assert(offsetof(struct cp_global, gate) == 0, "G_GATE");
+_Static_assert(offsetof(struct cp_global, use_tsc) == 4, "G_USE_TSC");
+_Static_assert(offsetof(struct cp_global, throttle_calls) == 24, "G_THROTTLE_CALLS");
+_Static_assert(CP_CLOCK_OS == 0 && CP_CLOCK_TSC_FAST == 2 && CP_CLOCK_TSC_ORDERED == 3, "clocks");
+_Static_assert(CP_FRAME_TIMED == 0 && CP_FRAME_UNTIMED == 1, "frame kinds");
+_Static_assert(CP_KEY_THROTTLED == UINT64_C(1) << 62, "bit 62");
+_Static_assert(CPD_KEY_ZONE >> 48 == 0xFF10, "zone keys");
