@@ -827,13 +827,10 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
       k = nodes[s].key;
     }
     if (k != key) {
-      /* Untimed only: the timed sample (a call out of line, which would
-      ** make every hook save registers) takes the slow path. */
-      if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) | (t->countdown <= 1) |
+      if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
                       (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))
         return 0;
-      t->countdown--;
-      calltree_push_kind(t, f, c, CP_FRAME_UNTIMED, sp, 0);
+      calltree_push_throttled(t, f, c, sp);
       return 1;
     }
   }
