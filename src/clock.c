@@ -143,10 +143,10 @@ static uint64_t lower_quartile(uint64_t *v, int n)
 /* The calls of one kind (CP_FRAME_*) into the scratch tree: the average
 ** cost to the caller (outer: the best round with hooks against the best
 ** without) and in the call's own time (inner: the lower quartile of the
-** rounds, not the best one, which a rare fast round could pull down: a
-** sampled call's inner once came out at 11 ns instead of 19, and every
-** throttled call of that run kept 8 ns too many), in milli-ticks; 0 when
-** something failed. */
+** rounds, not the best one, so that one unusually fast round cannot set it:
+** a sampled call's inner once came out at 11 ns instead of 19, cause not
+** found, and every throttled call of that run kept 8 ns too many), in
+** milli-ticks; 0 when something failed. */
 static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
                         uint64_t *outer_mt, uint64_t *inner_mt)
 {
