@@ -88,17 +88,6 @@ void throttle_init(void)
   threshold_ns = ns;
 }
 
-uint32_t throttle_next_countdown(struct cp_thread *t)
-{
-  uint32_t x = t->rng ? t->rng : 0x9E3779B9u;   /* xorshift32 */
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  t->rng = x;
-  uint32_t p = cp_g.throttle_period;
-  return p <= 1 ? 1 : 1 + x % (2 * p - 1);
-}
-
 /* ns as clock ticks; 0 when unknown (too early to tell the TSC's rate). */
 static uint64_t ns_to_ticks(uint64_t ns)
 {
