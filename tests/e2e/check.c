@@ -16,6 +16,7 @@
 **   module NAME        the module map has a module whose path contains NAME
 **   calls f N          f has N calls in all, over every path and thread
 **   throttled a;b      that node was throttled (flag and THROTTLE record)
+**   unthrottled a;b    that node was not throttled
 **   timed a;b N        that node's times cover N of its calls
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
     } else if (!t) {
       fail(ln, "no thread");
       break;
-    } else if (!strcmp(op, "throttled") || !strcmp(op, "timed")) {
+    } else if (!strcmp(op, "throttled") || !strcmp(op, "unthrottled") || !strcmp(op, "timed")) {
       char copy[400];
       strcpy(copy, arg);
       long i = find_path(t, copy);
@@ -162,6 +163,8 @@ int main(int argc, char **argv)
         fail(ln, "%s: %" PRIu64 " timed calls, expected %llu", arg, cpd_timed_calls(d, th, (uint32_t)i), n);
       else if (!strcmp(op, "throttled") && !(t->nodes[i].flags & CPD_NODE_THROTTLED))
         fail(ln, "%s is not flagged throttled", arg);
+      else if (!strcmp(op, "unthrottled") && (t->nodes[i].flags & CPD_NODE_THROTTLED))
+        fail(ln, "%s is flagged throttled", arg);
     } else if (!strcmp(op, "path") || !strcmp(op, "open")) {
       char copy[400];
       strcpy(copy, arg);

@@ -1,0 +1,34 @@
+/* throttle_mix.c -- a caller that calls two throttled leaves and a timed
+** function in turn: its callees are rarely its hot child, so the hooks take
+** their table-slot paths (in assembly for GCC's __fentry__), for untimed,
+** sampled and timed calls alike; all three are counted exactly and stay in
+** their places. Run with CAPPROF_THROTTLE=100000:1000ns
+** (throttle_mix.expect) and CAPPROF_THROTTLE=off (throttle_mix.off.expect). */
+#include <capprof/capprof.h>
+#include "e2e.h"
+
+NOINLINE int below(int x) { SINK(x); return x; }
+NOINLINE int acc_a(int x) { SINK(x); return x + 2; }
+NOINLINE int acc_b(int x) { SINK(x); return x ^ 5; }
+/* Not a leaf when its throttling is decided: stays timed. */
+NOINLINE int middle(int x) { SINK(x); return x % 1000 == 0 ? below(x) : x; }
+NOINLINE int mixer(int n)
+{
+  int s = 0;
+  for (int i = 0; i < n; i++) {
+    s += acc_a(i);
+    s += middle(i);
+    s += acc_b(s);
+  }
+  return s;
+}
+
+int main(void)
+{
+  MAP(main); MAP(below); MAP(acc_a); MAP(acc_b); MAP(middle); MAP(mixer); MAP_DONE();
+  capprof_set_thread_name("main");
+  int s = mixer(250000);
+  s += acc_a(s);
+  printf("%d\n", s);
+  return 0;
+}
