@@ -190,16 +190,17 @@
         .p2align 4
 __fentry__:
         .cfi_startproc
-        /* Fast path. After the pushes the key is at 40(%rsp), S at 48(%rsp)
-         * and the frame's sp (S - 16) is 32(%rsp). */
+        /* Fast path. After the pushes the key is at 48(%rsp), S at 56(%rsp)
+         * and the frame's sp (S - 16) is 40(%rsp). */
         PUSHQ   %rax
         PUSHQ   %rcx
         PUSHQ   %rdx
         PUSHQ   %rsi
         PUSHQ   %rdi
+        PUSHQ   %r11
         THREAD_OR 8f
         mov     T_TOP(%r11), %rcx               /* f */
-        lea     32(%rsp), %rax
+        lea     40(%rsp), %rax
         cmp     %rax, F_SP(%rcx)
         jbe     8f                              /* frames to pop first */
         lea     24(%rcx), %rax
@@ -213,15 +214,15 @@ __fentry__:
         mov     %edx, %eax
         NODE_ADDR T_NODES(%r11)
         mov     N_KEY(%rax), %rax
-        cmp     40(%rsp), %rax
+        cmp     48(%rsp), %rax
         je      5f                              /* timed */
         btr     $62, %rax                       /* CP_KEY_THROTTLED */
         jnc     2f
-        cmp     40(%rsp), %rax
+        cmp     48(%rsp), %rax
         je      3f                              /* throttled */
 2:      /* Not the hot child: the first table slot of (caller, key), as
          * calltree_slot computes it. */
-        mov     40(%rsp), %rax
+        mov     48(%rsp), %rax
         bts     $62, %rax
         movabs  $0x9E3779B97F4A7C15, %rdx
         imul    %rdx, %rax
@@ -242,11 +243,11 @@ __fentry__:
         cmp     N_PARENT(%rax), %esi
         jne     8f
         mov     N_KEY(%rax), %rax
-        cmp     40(%rsp), %rax
+        cmp     48(%rsp), %rax
         je      4f
         btr     $62, %rax
         jnc     8f
-        cmp     40(%rsp), %rax
+        cmp     48(%rsp), %rax
         jne     8f
         mov     %edx, N_HOT(%rdi)               /* the hot child now */
         jmp     3f
@@ -264,7 +265,7 @@ __fentry__:
         sub     T_DEBT(%r11), %rax
         mov     T_TOP(%r11), %rsi
         add     $24, %rsi                       /* f + 1 */
-        lea     32(%rsp), %rdx
+        lea     40(%rsp), %rdx
         /* Written before and after the frame becomes the top: a signal
          * handler's hooks (zones) may use the slot in between. */
         mov     %edi, F_NODE(%rsi)
@@ -285,7 +286,7 @@ __fentry__:
         dec     %edi
         mov     %edi, T_COUNTDOWN(%r11)
         lea     24(%rcx), %rsi
-        lea     32(%rsp), %rax
+        lea     40(%rsp), %rax
         mov     %edx, F_NODE(%rsi)
         movl    $FRAME_UNTIMED, F_KIND(%rsi)
         mov     %rax, F_SP(%rsi)
@@ -294,14 +295,16 @@ __fentry__:
         movl    $FRAME_UNTIMED, F_KIND(%rsi)
         mov     %rax, F_SP(%rsi)
         movq    $0, F_TSTART(%rsi)
-9:      POPQ    %rdi
+9:      POPQ    %r11
+        POPQ    %rdi
         POPQ    %rsi
         POPQ    %rdx
         POPQ    %rcx
         POPQ    %rax
         ret
-        .cfi_adjust_cfa_offset 40
-8:      POPQ    %rdi
+        .cfi_adjust_cfa_offset 48
+8:      POPQ    %r11
+        POPQ    %rdi
         POPQ    %rsi
         POPQ    %rdx
         POPQ    %rcx
@@ -334,15 +337,16 @@ __fentry__:
         .p2align 4
 __return__:
         .cfi_startproc
-        /* Fast path. After the pushes S is at 40(%rsp) and the frame's sp
-         * (S - 16) is 24(%rsp). */
+        /* Fast path. After the pushes S is at 48(%rsp) and the frame's sp
+         * (S - 16) is 32(%rsp). */
         PUSHQ   %rax
         PUSHQ   %rcx
         PUSHQ   %rdx
         PUSHQ   %rsi
+        PUSHQ   %r11
         THREAD_OR 8f
         mov     T_TOP(%r11), %rcx               /* f */
-        lea     24(%rsp), %rax
+        lea     32(%rsp), %rax
         cmp     %rax, F_SP(%rcx)
         jne     8f                              /* not this call's frame */
         mov     F_NODE(%rcx), %eax
@@ -390,13 +394,15 @@ __return__:
 3:      incq    N_CALLS(%rsi)                   /* untimed: counted */
         sub     $24, %rcx
         mov     %rcx, T_TOP(%r11)
-9:      POPQ    %rsi
+9:      POPQ    %r11
+        POPQ    %rsi
         POPQ    %rdx
         POPQ    %rcx
         POPQ    %rax
         ret
-        .cfi_adjust_cfa_offset 32
-8:      POPQ    %rsi
+        .cfi_adjust_cfa_offset 40
+8:      POPQ    %r11
+        POPQ    %rsi
         POPQ    %rdx
         POPQ    %rcx
         POPQ    %rax
