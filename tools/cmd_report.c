@@ -484,11 +484,14 @@ int cmd_report(int argc, char **argv)
     printf("%s%6s%s", hot < 0 ? "" : disp_on(hot), fmt_pct(self, total, a, sizeof a),
            hot < 0 ? "" : disp_off());
     int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ",
-                          prof_fmt_ns(f->t.excl, f->t.excl_raw, raw, &marks, b, sizeof b),
+                          prof_fmt_ns_basis(f->t.excl, f->t.excl_raw, prof_excl_basis(&f->t), raw,
+                                            &marks, b, sizeof b),
                           prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
                           fmt_count(f->calls, e, sizeof e),
-                          prof_fmt_ns(prof_per_call(f->t.excl, f->timed),
-                                      prof_per_call(f->t.excl_raw, f->timed), raw, NULL, m, sizeof m),
+                          prof_fmt_ns_basis(prof_per_call(f->t.excl, f->timed),
+                                            prof_per_call(f->t.excl_raw, f->timed),
+                                            prof_per_call(prof_excl_basis(&f->t), f->timed), raw,
+                                            NULL, m, sizeof m),
                           prof_fmt_ns(avg(f, 0), avg(f, 1), raw, NULL, g, sizeof g),
                           fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
                           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));

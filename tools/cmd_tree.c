@@ -118,11 +118,14 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       } else {
         used = printf("%12s %10s %10s %10s %10s %10s %10s ", fmt_count(n->calls, a, sizeof a),
                       prof_fmt_ns(n->t.incl, n->t.incl_raw, o->raw, &marks, b, sizeof b),
-                      prof_fmt_ns(n->t.excl, n->t.excl_raw, o->raw, &marks, c, sizeof c),
+                      prof_fmt_ns_basis(n->t.excl, n->t.excl_raw, prof_excl_basis(&n->t), o->raw,
+                                        &marks, c, sizeof c),
                       prof_fmt_ns(prof_per_call(n->t.incl, n->timed),
                                   prof_per_call(n->t.incl_raw, n->timed), o->raw, NULL, d, sizeof d),
-                      prof_fmt_ns(prof_per_call(n->t.excl, n->timed),
-                                  prof_per_call(n->t.excl_raw, n->timed), o->raw, NULL, h, sizeof h),
+                      prof_fmt_ns_basis(prof_per_call(n->t.excl, n->timed),
+                                        prof_per_call(n->t.excl_raw, n->timed),
+                                        prof_per_call(prof_excl_basis(&n->t), n->timed), o->raw,
+                                        NULL, h, sizeof h),
                       fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                       fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)

@@ -34,7 +34,7 @@ TIME_GETTER(max_raw)
 static double get_calls(const struct prof_func *f) { return (double)f->calls; }
 static double get_self_unreliable(const struct prof_func *f)
 {
-  return prof_unreliable(f->t.excl, f->t.excl_raw);
+  return prof_unreliable(f->t.excl, prof_excl_basis(&f->t));
 }
 static double get_incl_unreliable(const struct prof_func *f)
 {

@@ -431,10 +431,10 @@ static int write_flat(FILE *f, const struct profile *p, double total)
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];
     if (!report_row(fn)) continue;
-    unsigned m = (prof_unreliable(fn->t.excl, fn->t.excl_raw) ? 1u : 0u) |
+    unsigned m = (prof_unreliable(fn->t.excl, prof_excl_basis(&fn->t)) ? 1u : 0u) |
                  (prof_unreliable(fn->t.incl, fn->t.incl_raw) ? 2u : 0u) |
                  (prof_unreliable(prof_per_call(fn->t.excl, fn->timed),
-                                  prof_per_call(fn->t.excl_raw, fn->timed)) ? 4u : 0u) |
+                                  prof_per_call(prof_excl_basis(&fn->t), fn->timed)) ? 4u : 0u) |
                  (prof_unreliable(prof_per_call(fn->incl_all, fn->timed),
                                   prof_per_call(fn->incl_all_raw, fn->timed)) ? 8u : 0u);
     fprintf(f, "%s%u", first ? "" : ",", m);
@@ -738,7 +738,7 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
   for (uint32_t j = 0; j < m && !w->bcalls && !marked; j++) {
     const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
     marked = !(ord[j] & OTHER_BIT) && (prof_unreliable(x->t.incl, x->t.incl_raw) ||
-                                      prof_unreliable(x->t.excl, x->t.excl_raw));
+                                      prof_unreliable(x->t.excl, prof_excl_basis(&x->t)));
   }
   /* Calls the times cover, when throttling left some untimed (per-call
   ** figures divide by them, as 'tree' does). */
@@ -759,7 +759,7 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
     for (uint32_t j = 0; j < m; j++) {
       const struct prof_node *x = &nd[ord[j] & ~OTHER_BIT];
       int u = ord[j] & OTHER_BIT ? 0 : (prof_unreliable(x->t.incl, x->t.incl_raw) ? 1 : 0) |
-                                       (prof_unreliable(x->t.excl, x->t.excl_raw) ? 2 : 0);
+                                       (prof_unreliable(x->t.excl, prof_excl_basis(&x->t)) ? 2 : 0);
       out_num(ob, j, u);
     }
     out_flush(ob);

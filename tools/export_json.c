@@ -75,7 +75,7 @@ static void times(FILE *f, uint64_t calls, uint64_t timed, const struct prof_tim
   num(buf, &o, ",\"incl_max_ns_raw\":", t->max_raw);
   /* mostly probe cost (prof_unreliable): the compensated figure may be off by half */
   o += (size_t)snprintf(buf + o, 64, ",\"self_unreliable\":%s,\"incl_unreliable\":%s",
-                        prof_unreliable(t->excl, t->excl_raw) ? "true" : "false",
+                        prof_unreliable(t->excl, prof_excl_basis(t)) ? "true" : "false",
                         prof_unreliable(t->incl, t->incl_raw) ? "true" : "false");
   fwrite(buf, 1, o, f);
 }

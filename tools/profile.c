@@ -263,6 +263,7 @@ static int finish_tree(struct prof_thread *t, uint32_t nfuncs)
     double e = nd[i].t.incl - nd[i].t.excl, r = nd[i].t.incl_raw - nd[i].t.excl_raw;
     nd[i].t.excl = e > 0 ? e : 0;
     nd[i].t.excl_raw = r > 0 ? r : 0;
+    nd[i].t.excl_adj = !i ? 0 : r > nd[i].t.excl ? r - nd[i].t.excl : nd[i].t.excl - r;
     if (i && nd[i].timed) {             /* the shortest <= average <= the longest */
       double avg = nd[i].t.incl / (double)nd[i].timed;
       if (nd[i].t.min > avg) nd[i].t.min = avg;
@@ -600,7 +601,13 @@ int prof_unreliable(double comp, double raw)
 
 const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n)
 {
-  if (raw || !prof_unreliable(comp, raw_ns) || n < 34) return fmt_ns(raw ? raw_ns : comp, buf, n);
+  return prof_fmt_ns_basis(comp, raw_ns, raw_ns, raw, marks, buf, n);
+}
+
+const char *prof_fmt_ns_basis(double comp, double raw_ns, double basis, int raw, int *marks,
+                              char *buf, size_t n)
+{
+  if (raw || !prof_unreliable(comp, basis) || n < 34) return fmt_ns(raw ? raw_ns : comp, buf, n);
   buf[0] = '~';
   fmt_ns(comp, buf + 1, n - 1);
   if (marks) (*marks)++;
@@ -950,6 +957,7 @@ void prof_flat(struct profile *p)
       f->throttled += (s->flags & CPD_NODE_THROTTLED) != 0;
       f->t.excl += s->t.excl;
       f->t.excl_raw += s->t.excl_raw;
+      f->t.excl_adj += s->t.excl_adj;
       f->incl_all += s->t.incl;
       f->incl_all_raw += s->t.incl_raw;
       f->s.self += s->s_self;

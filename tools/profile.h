@@ -29,6 +29,12 @@
 struct prof_times {
   double incl, excl, min, max;            /* compensated */
   double incl_raw, excl_raw, min_raw, max_raw;
+  /* How far compensation moved excl, either way: |raw exclusive before
+  ** clamping at 0 - excl|, summed over nodes for a function. A caller's
+  ** exclusive time can rise: its throttled callees' raw times include their
+  ** own probe, theirs a timed sample's, which the caller did not pay on
+  ** most calls (prof_excl_basis). */
+  double excl_adj;
 };
 
 /* Samples (docs/tool.md, "Samples"): how many samples were charged to a node
@@ -186,9 +192,18 @@ void prof_flat(struct profile *p);
 ** is known to about +-25% (docs/tool.md), so such a figure may be off by
 ** more than half. Never for raw times (comp == raw). */
 int prof_unreliable(double comp, double raw);
+/* What an exclusive time is judged against: compensated plus how far the
+** compensation moved it. The raw time when compensation subtracted; when it
+** added (raw exclusive below 0 or below the compensated figure: a caller of
+** throttled functions), the figure is as unsure as when it subtracted as
+** much. */
+static inline double prof_excl_basis(const struct prof_times *t) { return t->excl + t->excl_adj; }
 /* fmt_ns of comp, with '~' in front when prof_unreliable(comp, raw_ns); with
 ** raw set, fmt_ns of raw_ns unmarked. Counts marks in *marks (may be NULL). */
 const char *prof_fmt_ns(double comp, double raw_ns, int raw, int *marks, char *buf, size_t n);
+/* The same, judged against basis (prof_excl_basis) rather than raw_ns. */
+const char *prof_fmt_ns_basis(double comp, double raw_ns, double basis, int raw, int *marks,
+                              char *buf, size_t n);
 /* The legend line for '~', printed when marks is not 0. */
 void prof_legend(int marks);
 
