@@ -617,7 +617,7 @@ const char *prof_fmt_ns_basis(double comp, double raw_ns, double basis, int raw,
 void prof_legend(int marks)
 {
   if (marks)
-    printf("~ mostly probe cost (over 2/3 subtracted): may be off by half or more\n");
+    printf("~ mostly probe cost (compensated by over twice what is left): may be off by half or more\n");
 }
 
 /* Leaves ignored at the short end: a function whose calls end by longjmp or
