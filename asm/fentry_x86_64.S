@@ -119,6 +119,20 @@
         .cfi_adjust_cfa_offset -8
 .endm
 
+/* Make the frame at rsi (t->top + 1) the top, t in r11: node, kind, sp,
+ * tstart. Written before and after it becomes the top: a signal handler's
+ * hooks (zones) may use the slot in between. */
+.macro PUSH_FRAME node, kind, sp, tstart
+        mov     \node, F_NODE(%rsi)
+        movl    \kind, F_KIND(%rsi)
+        mov     \sp, F_SP(%rsi)
+        mov     %rsi, T_TOP(%r11)
+        mov     \node, F_NODE(%rsi)
+        movl    \kind, F_KIND(%rsi)
+        mov     \sp, F_SP(%rsi)
+        movq    \tstart, F_TSTART(%rsi)
+.endm
+
 /* r11 = this thread's cp_thread, or jump to \out when there is none or it
  * is out of step with cp_g.gate (start-up, pause, reset: the workers). */
 .macro THREAD_OR out
@@ -266,16 +280,7 @@ __fentry__:
         mov     T_TOP(%r11), %rsi
         add     $24, %rsi                       /* f + 1 */
         lea     40(%rsp), %rdx
-        /* Written before and after the frame becomes the top: a signal
-         * handler's hooks (zones) may use the slot in between. */
-        mov     %edi, F_NODE(%rsi)
-        movl    $FRAME_TIMED, F_KIND(%rsi)
-        mov     %rdx, F_SP(%rsi)
-        mov     %rsi, T_TOP(%r11)
-        mov     %edi, F_NODE(%rsi)
-        movl    $FRAME_TIMED, F_KIND(%rsi)
-        mov     %rdx, F_SP(%rsi)
-        mov     %rax, F_TSTART(%rsi)
+        PUSH_FRAME %edi, $FRAME_TIMED, %rdx, %rax
         jmp     9f
 6:      rdtscp
         jmp     7b
@@ -287,14 +292,7 @@ __fentry__:
         mov     %edi, T_COUNTDOWN(%r11)
         lea     24(%rcx), %rsi
         lea     40(%rsp), %rax
-        mov     %edx, F_NODE(%rsi)
-        movl    $FRAME_UNTIMED, F_KIND(%rsi)
-        mov     %rax, F_SP(%rsi)
-        mov     %rsi, T_TOP(%r11)
-        mov     %edx, F_NODE(%rsi)
-        movl    $FRAME_UNTIMED, F_KIND(%rsi)
-        mov     %rax, F_SP(%rsi)
-        movq    $0, F_TSTART(%rsi)
+        PUSH_FRAME %edx, $FRAME_UNTIMED, %rax, $0
 9:      POPQ    %r11
         POPQ    %rdi
         POPQ    %rsi

@@ -131,6 +131,22 @@ static void probe_scaled_by_leaves(void **state)
   prof_free(p);
 }
 
+/* A dump of tree in which node 3 was throttled at its 2000th call, with
+** format 1.3's costs: period 32, untimed 3 ns, sampled 12 and 24 ns. */
+static void setup_throttled(struct fixture *f, const struct cpd_node *tree, uint32_t n,
+                            struct cpd_throttled *thr)
+{
+  setup_dump(f, tree, n);
+  *thr = (struct cpd_throttled){ 0, 3, 500, 2000 };
+  f->d.throttle_calls = 2000;
+  f->d.nthrottled = 1;
+  f->d.throttled = thr;
+  f->d.throttle_period = 32;
+  f->d.probe_untimed_mt = 3000;          /* ns: 1 tick = 1 ns */
+  f->d.probe_sinner_mt = 12000;
+  f->d.probe_souter_mt = 24000;
+}
+
 /* main -> a -> b, b throttled at its 2000th of 20000 calls. In a dump of
 ** format 1.3 (a period P) b's later calls were timed one in 32 and scaled:
 ** its incl covers all of them, its own probe is 2000 timed inners and 18000
@@ -147,15 +163,8 @@ static void sampled_throttling(void **state)
     { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
   };
   struct fixture f;
-  setup_dump(&f, tree, 4);
-  struct cpd_throttled thr = { 0, 3, 500, 2000 };
-  f.d.throttle_calls = 2000;
-  f.d.nthrottled = 1;
-  f.d.throttled = &thr;
-  f.d.throttle_period = 32;
-  f.d.probe_untimed_mt = 3000;          /* ns: 1 tick = 1 ns */
-  f.d.probe_sinner_mt = 12000;
-  f.d.probe_souter_mt = 24000;
+  struct cpd_throttled thr;
+  setup_throttled(&f, tree, 4, &thr);
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   const struct prof_dump *pd = &p->dumps[0];
@@ -199,15 +208,8 @@ static void raised_self_marked(void **state)
     { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
   };
   struct fixture f;
-  setup_dump(&f, tree, 4);
-  struct cpd_throttled thr = { 0, 3, 500, 2000 };
-  f.d.throttle_calls = 2000;
-  f.d.nthrottled = 1;
-  f.d.throttled = &thr;
-  f.d.throttle_period = 32;
-  f.d.probe_untimed_mt = 3000;
-  f.d.probe_sinner_mt = 12000;
-  f.d.probe_souter_mt = 24000;
+  struct cpd_throttled thr;
+  setup_throttled(&f, tree, 4, &thr);
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   const struct prof_node *n = p->threads[0].nodes;
@@ -237,15 +239,8 @@ static void raised_self_marked(void **state)
 
   /* The same caller with 1000000 raw: raw self 400000, compensated
   ** 529187.5; moved by 129187.5, not marked. */
-  setup_dump(&f, tree, 4);
+  setup_throttled(&f, tree, 4, &thr);
   f.nodes[2].incl = 1000000;
-  f.d.throttle_calls = 2000;
-  f.d.nthrottled = 1;
-  f.d.throttled = &thr;
-  f.d.throttle_period = 32;
-  f.d.probe_untimed_mt = 3000;
-  f.d.probe_sinner_mt = 12000;
-  f.d.probe_souter_mt = 24000;
   p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   n = p->threads[0].nodes;
