@@ -131,7 +131,7 @@ static void probe_scaled_by_leaves(void **state)
   prof_free(p);
 }
 
-/* A dump of tree in which node 3 was throttled at its 2000th call, with
+/* A dump of tree (throttled_tree below) in which node 3 was throttled at its 2000th call, with
 ** format 1.3's costs: period 32, untimed 3 ns, sampled 12 and 24 ns. */
 static void setup_throttled(struct fixture *f, const struct cpd_node *tree, uint32_t n,
                             struct cpd_throttled *thr)
@@ -153,18 +153,19 @@ static void setup_throttled(struct fixture *f, const struct cpd_node *tree, uint
 ** sampled ones, and a pays 2000 outers, 18000/32 sampled outers and the
 ** rest untimed. Before 1.3 (no period) b's incl covers its first 2000
 ** calls and a pays their outers only. */
+static const struct cpd_node throttled_tree[] = {
+  ROOT,
+  { F(0x10), 0, 0, 1, 2000000, 2000000, 2000000 },
+  { F(0x20), 1, 0, 100, 1500000, 10000, 20000 },
+  { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
+};
+
 static void sampled_throttling(void **state)
 {
   (void)state;
-  static const struct cpd_node tree[] = {
-    ROOT,
-    { F(0x10), 0, 0, 1, 2000000, 2000000, 2000000 },
-    { F(0x20), 1, 0, 100, 1500000, 10000, 20000 },
-    { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
-  };
   struct fixture f;
   struct cpd_throttled thr;
-  setup_throttled(&f, tree, 4, &thr);
+  setup_throttled(&f, throttled_tree, 4, &thr);
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   const struct prof_dump *pd = &p->dumps[0];
@@ -201,15 +202,12 @@ static void sampled_throttling(void **state)
 static void raised_self_marked(void **state)
 {
   (void)state;
-  static const struct cpd_node tree[] = {
-    ROOT,
-    { F(0x10), 0, 0, 1, 2000000, 2000000, 2000000 },
-    { F(0x20), 1, 0, 100, 500000, 4000, 6000 },
-    { F(0x30), 2, CPD_NODE_THROTTLED, 20000, 600000, 20, 90 },
-  };
   struct fixture f;
   struct cpd_throttled thr;
-  setup_throttled(&f, tree, 4, &thr);
+  setup_throttled(&f, throttled_tree, 4, &thr);
+  f.nodes[2].incl = 500000;
+  f.nodes[2].min = 4000;
+  f.nodes[2].max = 6000;
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   const struct prof_node *n = p->threads[0].nodes;
@@ -239,7 +237,7 @@ static void raised_self_marked(void **state)
 
   /* The same caller with 1000000 raw: raw self 400000, compensated
   ** 529187.5; moved by 129187.5, not marked. */
-  setup_throttled(&f, tree, 4, &thr);
+  setup_throttled(&f, throttled_tree, 4, &thr);
   f.nodes[2].incl = 1000000;
   p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
