@@ -874,9 +874,8 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
     if (CP_LIKELY(f->kind == CP_FRAME_UNTIMED)) {
       n->calls++;                            /* untimed: no clock read */
     } else {
-      /* A sample, here rather than out of line: it is rare, and in a
-      ** program a rare path's code is cold (on Lua's sort_comp a sample
-      ** cost its caller ~40 ns more than the calibration loop's did). */
+      /* A sample, here rather than through the full exit path: that one
+      ** is longer and, taken once in P calls, cold in a real program. */
       if (CP_FAST_CLOCK && mode == CP_CLOCK_OS) return 0;
       calltree_charge_sampled(n, cp_fast_exit_clock(mode) - t->debt - f->tstart);
     }
