@@ -19,7 +19,8 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 /* Everything but the common case: first call of a thread, gate changed
 ** (pause, reset), stack to unwind or grow, new call path, a callee not in
 ** its first table slot; throttled calls timed as samples (exit). Kept out of line
-** so that the fast paths below save no registers and make no calls. */
+** so that the fast paths below make no calls (the entry hook still saves four
+** registers: its table-slot probe needs more than the free ones). */
 CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
@@ -41,7 +42,7 @@ CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
 
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
 ** compare, then one clock read, 6 loads, 4 stores, 1 combined branch; a
-** leaf function: no register saves, no calls. */
+** leaf function: no calls, four registers saved. */
 void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
