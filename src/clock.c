@@ -189,7 +189,7 @@ static void keep_smaller(uint64_t *figure, uint64_t v)
 /* Run a small instrumented function (a + b) through the real hooks, recording
 ** into a scratch tree, and measure (a) what a call adds to its caller's time:
 ** outer, and (b) what a call measures for itself: inner. Both are averages
-** over the calls of a round (the best round of each), in milli-ticks: the
+** over the calls of a round (measure_kind), in milli-ticks: the
 ** two must be the same kind of figure, since outer - inner is the part of
 ** the probe a caller sees. (Inner as the single shortest call, as before,
 ** was ~40% below the average and left that difference in every caller's

@@ -261,9 +261,7 @@ static void write_live_nodes(struct writer *w, struct thread_row *row, int stale
       nd.min = UINT64_MAX;
     }
     for (; k < nopen && open[k].node == i; k++) {
-      if (open[k].kind == CP_FRAME_TIMED) calltree_charge(&nd, open[k].ticks);
-      else if (open[k].kind == CP_FRAME_UNTIMED) nd.calls++;
-      else calltree_charge_sampled(&nd, open[k].ticks);
+      calltree_charge_kind(&nd, open[k].kind, open[k].ticks);
       flags = CPD_NODE_OPEN;
       row->open++;
     }

@@ -280,14 +280,19 @@ CP_INLINE void calltree_charge_sampled(struct cp_node *n, uint64_t d)
   if (d > n->max) n->max = d;
 }
 
+/* Charge one finished call of kind CP_FRAME_* that lasted d ticks. */
+CP_INLINE void calltree_charge_kind(struct cp_node *n, uint32_t kind, uint64_t d)
+{
+  if (CP_LIKELY(kind == CP_FRAME_TIMED)) calltree_charge(n, d);
+  else if (kind == CP_FRAME_UNTIMED) n->calls++;
+  else calltree_charge_sampled(n, d);
+}
+
 /* Charge the call of frame f, ending at now (thread clock), by its kind. */
 CP_INLINE void calltree_charge_frame(struct cp_thread *t, const struct cp_frame *f,
                                      uint64_t now)
 {
-  struct cp_node *n = &t->nodes[f->node];
-  if (CP_LIKELY(f->kind == CP_FRAME_TIMED)) calltree_charge(n, now - f->tstart);
-  else if (f->kind == CP_FRAME_UNTIMED) n->calls++;
-  else calltree_charge_sampled(n, now - f->tstart);
+  calltree_charge_kind(&t->nodes[f->node], f->kind, now - f->tstart);
 }
 
 /* The thread clock: the clock minus the ticks this thread's slow paths took
@@ -762,26 +767,22 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
   }
   struct cp_node *parent = &t->nodes[f->node];
   uint32_t c = parent->hot;
+  int throttled = 0;
   if (CP_UNLIKELY(t->nodes[c].key != key)) {
     if (!slow_since) slow_since = cp_now();
     c = calltree_lookup(t, f->node, key);
     if (CP_UNLIKELY(c == CPD_NO_PARENT)) return;   /* nested slow path */
-    /* Throttled (throttle.c): count only. Synthetic keys have the bit set
-    ** already, so the key must differ too. */
-    if (CP_UNLIKELY(t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED))) {
-      uint64_t now = cp_now();
-      t->slow_calls++;
-      if (now > slow_since) t->debt += now - slow_since;
-      calltree_push_throttled(t, f, c, sp);
-      return;
-    }
+    /* Throttled (throttle.c): an untimed frame, or a sampled one. Synthetic
+    ** keys have the bit set already, so the key must differ too. */
+    throttled = t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED);
   }
   uint64_t now = cp_now();
   if (slow_since) {
     t->slow_calls++;
     if (now > slow_since) t->debt += now - slow_since;
   }
-  calltree_push(t, f, c, sp, now - t->debt);
+  if (CP_UNLIKELY(throttled)) calltree_push_throttled(t, f, c, sp);
+  else calltree_push(t, f, c, sp, now - t->debt);
 }
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key

@@ -139,7 +139,6 @@ static int parse_clock(struct cpd_dump *d, struct cursor *c)
     d->probe_sinner_mt = c_u64(c);
     d->probe_souter_mt = c_u64(c);
   }
-
   return c->bad;
 }
 
@@ -272,12 +271,8 @@ uint64_t cpd_throttled_at(const struct cpd_dump *d, uint32_t th, uint32_t node)
 
 uint64_t cpd_timed_calls(const struct cpd_dump *d, uint32_t th, uint32_t node)
 {
-  const struct cpd_node *nd = &d->threads[th].nodes[node];
-  if (!(nd->flags & CPD_NODE_THROTTLED) || d->throttle_period) return nd->calls;
-  for (uint32_t i = 0; i < d->nthrottled; i++)
-    if (d->throttled[i].thread == th && d->throttled[i].node == node)
-      return d->throttled[i].timed < nd->calls ? d->throttled[i].timed : nd->calls;
-  return nd->calls;
+  if (d->throttle_period) return d->threads[th].nodes[node].calls;   /* sampled, scaled */
+  return cpd_throttled_at(d, th, node);
 }
 
 /* CALIBRATION (optional, docs/dump-format.md): per-thread slow-path time. */

@@ -31,9 +31,9 @@ struct prof_times {
   double incl_raw, excl_raw, min_raw, max_raw;
   /* How far compensation moved excl, either way: |raw exclusive before
   ** clamping at 0 - excl|, summed over nodes for a function. A caller's
-  ** exclusive time can rise: its throttled callees' raw times include their
-  ** own probe, theirs a timed sample's, which the caller did not pay on
-  ** most calls (prof_excl_basis). */
+  ** exclusive time can rise: each call of a throttled callee carries a
+  ** timed sample's own probe in its raw time, which the caller did not pay
+  ** on most calls (prof_excl_basis). */
   double excl_adj;
 };
 
