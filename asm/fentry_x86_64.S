@@ -100,7 +100,7 @@
 #define CLOCK_TSC_FAST 2
 #define CLOCK_TSC_ORDERED 3
 
-        .text
+        .section capprof_probe,"ax",@progbits   /* the hooks' code (CP_PROBE_CODE) */
 
 /* rax = &nodes[eax], nodes at \base. */
 .macro NODE_ADDR base

@@ -11,6 +11,8 @@
 #   bench/fidelity.sh --compilers clang
 #   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
 #   bench/fidelity.sh --reps N         capprof runs per mode; the median TVD is shown (default 3)
+#   bench/fidelity.sh --sample SPEC    also N runs with CAPPROF_SAMPLE=SPEC (default time:250us),
+#                                      compared by their sampled CPU self time; 'off': none
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -27,15 +29,17 @@ programs="lua sqlite"
 compilers="clang gcc"
 scale=5
 reps=3
+sample=time:250us
 while [ $# -gt 0 ]; do
   case "$1" in
     --programs) programs=$2; shift ;;
     --compilers) compilers=$2; shift ;;
     --scale) scale=$2; shift ;;
     --reps) reps=$2; shift ;;
+    --sample) sample=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -169,6 +173,48 @@ make_sql() {                         # workload.sql, with SCALE times the rows
   } >"$sqlfile"
 }
 
+# measure LABEL SAMPLE ARGS...: REPS runs of the hooked build (with
+# CAPPROF_SAMPLE=SAMPLE unless it is empty), each compared with perf; prints
+# the run with the median TVD and adds a summary line. Uses plain, cap,
+# input, t0, t1, work of the loop below.
+measure() {
+  local label=$1 spec=$2 tag=$1 opt="" r
+  shift 2
+  if [ -n "$spec" ]; then tag="$label-sampled"; opt=--samples; fi
+  [ -z "$spec" ] || echo "== $tag: CAPPROF_SAMPLE=$spec; capprof's side is each function's sampled CPU self time"
+  results=()
+  durs=()
+  for r in $(seq 1 "$reps"); do
+    rm -f "$work/$tag.capprof"
+    t2=$(date +%s.%N)
+    if [ -n "$spec" ]; then
+      CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$tag.capprof run_nice "$cap" "$@" <"$input" >/dev/null
+    else
+      CAPPROF_OUTPUT=$work/$tag.capprof run_nice "$cap" "$@" <"$input" >/dev/null
+    fi
+    t3=$(date +%s.%N)
+    durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
+    "$capprof" export --format=json -o "$work/$tag.$r.json" "$work/$tag.capprof"
+    # shellcheck disable=SC2086
+    results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$tag.$r.json" \
+      --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
+      --module "$(basename "$cap")" --label "$tag" $opt)")
+  done
+  # Runs differ by more than perf's noise (ASLR moves functions, and with
+  # them which call paths share a lookup-table slot): the repetition with
+  # the median TVD is shown, and every repetition's TVD beside it.
+  all=$(for i in "${!results[@]}"; do
+          sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}"
+        done | tr '\n' ' ')
+  best=$(for i in "${!results[@]}"; do
+           printf '%s %s\n' "$(sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}")" "$i"
+         done | sort -n | awk '{ a[NR] = $2 } END { print a[int((NR + 1) / 2)] }')
+  echo "${results[$best]}"
+  slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
+  echo "$tag: run time with hooks / without: ${slow}x"
+  summary+=("$(grep 'TVD' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
+}
+
 # ---- run ----------------------------------------------------------------------
 fetch_sources
 work=$data/run
@@ -197,32 +243,8 @@ for prog in $programs; do
     t0=$(date +%s.%N)
     run_nice "$plain" "$@" <"$input" >/dev/null
     t1=$(date +%s.%N)
-    results=()
-    durs=()
-    for r in $(seq 1 "$reps"); do
-      rm -f "$work/$label.capprof"
-      t2=$(date +%s.%N)
-      CAPPROF_OUTPUT=$work/$label.capprof run_nice "$cap" "$@" <"$input" >/dev/null
-      t3=$(date +%s.%N)
-      durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
-      "$capprof" export --format=json -o "$work/$label.$r.json" "$work/$label.capprof"
-      results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$label.$r.json" \
-        --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
-        --module "$(basename "$cap")" --label "$label")")
-    done
-    # Runs differ by more than perf's noise (ASLR moves functions, and with
-    # them which call paths share a lookup-table slot): the repetition with
-    # the median TVD is shown, and every repetition's TVD beside it.
-    all=$(for i in "${!results[@]}"; do
-            sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}"
-          done | tr '\n' ' ')
-    best=$(for i in "${!results[@]}"; do
-             printf '%s %s\n' "$(sed -n 's/.*TVD capprof-vs-perf \([0-9.]*\).*/\1/p' <<<"${results[$i]}")" "$i"
-           done | sort -n | awk '{ a[NR] = $2 } END { print a[int((NR + 1) / 2)] }')
-    echo "${results[$best]}"
-    slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
-    echo "$label: run time with hooks / without: ${slow}x"
-    summary+=("$(grep 'TVD' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
+    measure "$label" "" "$@"
+    [ "$sample" = off ] || measure "$label" "$sample" "$@"
   done
 done
 echo

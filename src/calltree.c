@@ -23,14 +23,14 @@
 ** nothing. Nested use keeps the outer value. */
 #define GATE_BUSY 0xFFFFFFFFu
 
-static uint32_t enter_busy(struct cp_thread *t)
+CP_PROBE_CODE static uint32_t enter_busy(struct cp_thread *t)
 {
   uint32_t saved = t->gate;
   t->gate = GATE_BUSY;
   return saved;
 }
 
-static void leave_busy(struct cp_thread *t, uint32_t saved)
+CP_PROBE_CODE static void leave_busy(struct cp_thread *t, uint32_t saved)
 {
   t->gate = saved;
 }
@@ -42,7 +42,7 @@ static size_t round_up(size_t n, size_t to)
 
 #define hash_slot calltree_slot
 
-static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
+CP_PROBE_CODE static void init_node(struct cp_node *n, uint64_t key, uint32_t parent)
 {
   n->key = key;
   n->parent = parent;
@@ -62,7 +62,7 @@ static void init_fixed_nodes(struct cp_thread *t)
 }
 
 /* Make room for node index i; 0 or CAPPROF_ENOMEM. */
-static int commit_nodes(struct cp_thread *t, size_t i)
+CP_PROBE_CODE static int commit_nodes(struct cp_thread *t, size_t i)
 {
   if (i < t->nodes_committed) return 0;
   size_t have = t->nodes_committed * sizeof(struct cp_node);
@@ -88,7 +88,7 @@ static uint32_t *table_alloc(size_t slots, size_t *bytes)
   return tab;
 }
 
-static void table_insert(struct cp_thread *t, uint32_t idx)
+CP_PROBE_CODE static void table_insert(struct cp_thread *t, uint32_t idx)
 {
   const struct cp_node *n = &t->nodes[idx];
   uint32_t s = hash_slot(t, n->parent, n->key);
@@ -98,7 +98,7 @@ static void table_insert(struct cp_thread *t, uint32_t idx)
 }
 
 /* Double the table when it is half full; 0 or CAPPROF_ENOMEM. */
-static int table_grow(struct cp_thread *t)
+CP_PROBE_CODE static int table_grow(struct cp_thread *t)
 {
   size_t slots = ((size_t)t->mask + 1) * 2, bytes;
   uint32_t *tab = table_alloc(slots, &bytes);
@@ -115,7 +115,7 @@ static int table_grow(struct cp_thread *t)
 }
 
 /* The child of parent with key, or 0 (node 0 is nobody's child). */
-static uint32_t find_child(const struct cp_thread *t, uint32_t parent, uint64_t key)
+CP_PROBE_CODE static uint32_t find_child(const struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   uint32_t s = hash_slot(t, parent, key), idx;
   while ((idx = t->table[s]) != 0) {
@@ -129,7 +129,7 @@ static uint32_t find_child(const struct cp_thread *t, uint32_t parent, uint64_t 
 
 /* Create the child of parent with key; its index, or CPD_NO_PARENT when
 ** memory cannot be had. */
-static uint32_t add_child(struct cp_thread *t, uint32_t parent, uint64_t key)
+CP_PROBE_CODE static uint32_t add_child(struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   uint32_t idx = t->nnodes;
   if (commit_nodes(t, idx) != 0 ||
@@ -147,7 +147,7 @@ static uint32_t add_child(struct cp_thread *t, uint32_t parent, uint64_t key)
 ** an overflow node go to the sink (counted, their time is the overflow
 ** node's). The reservation holds one overflow node per node, so only a
 ** failed commit (out of memory) falls back to the global overflow node. */
-static uint32_t get_child(struct cp_thread *t, uint32_t parent, uint64_t key)
+CP_PROBE_CODE static uint32_t get_child(struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
   uint32_t idx = find_child(t, parent, key);
@@ -165,7 +165,7 @@ static uint32_t get_child(struct cp_thread *t, uint32_t parent, uint64_t key)
 
 /* Find or create the child of parent with key (get_child), and make it
 ** parent's hot child. */
-uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
+CP_PROBE_CODE uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
   uint32_t idx = find_child(t, parent, key);
@@ -182,7 +182,7 @@ uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 
 /* Commit more shadow stack; returns the top frame, or NULL when the stack is
 ** at its reserved maximum (the call is then not recorded). */
-struct cp_frame *calltree_grow(struct cp_thread *t)
+CP_PROBE_CODE struct cp_frame *calltree_grow(struct cp_thread *t)
 {
   if (t->frames + (t->frames_bytes + FRAME_CHUNK) / sizeof(struct cp_frame) > t->frames_end) {
     t->lost_frames++;
@@ -209,7 +209,7 @@ struct cp_frame *calltree_grow(struct cp_thread *t)
 
 /* Pop every frame whose sp is below sp, charging each with the time up to
 ** now: those calls were left without an exit. */
-struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now)
+CP_PROBE_CODE struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now)
 {
   uint32_t saved = enter_busy(t);
   struct cp_frame *f = t->top;
@@ -228,7 +228,7 @@ struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now
 ** way down the stack for the call that is returning (its inner frames lost
 ** their exits) and pop to it; if it is not there, the exit has no recorded
 ** entry (entered while paused, or before the runtime was ready): ignore it. */
-void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
+CP_PROBE_CODE void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uintptr_t sp,
                             uint64_t now)
 {
   struct cp_frame *f = t->top;

@@ -60,4 +60,16 @@
 #  define CP_FRAME_ADDRESS() ((uintptr_t)_AddressOfReturnAddress())
 #endif
 
+/* CP_PROBE_CODE puts a function of the hooks' paths into the section
+** capprof_probe, so that a sample whose program counter is there counts as
+** probe cost, not as the program's time (sample.c). ELF only: the linker
+** names the section's bounds __start_capprof_probe, __stop_capprof_probe. */
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#  define CP_PROBE_CODE   __attribute__((section("capprof_probe")))
+#  define CP_HAVE_PROBE_SECTION 1
+#else
+#  define CP_PROBE_CODE
+#  define CP_HAVE_PROBE_SECTION 0
+#endif
+
 #endif /* CAPPROF_PLATFORM_H */

@@ -146,7 +146,7 @@ static void register_thread(struct cp_thread *t)      /* os_lock */
 
 /* A state from the pool of ended threads' (no system call), else a new
 ** one. The thread's name is read when it ends or at a dump. */
-struct cp_thread *runtime_thread_slow(void)
+CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
 {
   struct cp_thread *t = os_get_thread();
   if (t) return t;                       /* set meanwhile */
@@ -185,7 +185,7 @@ int runtime_thread_real(const struct cp_thread *t)
   return t && t != &busy_thread;
 }
 
-int runtime_sync(struct cp_thread *t)
+CP_PROBE_CODE int runtime_sync(struct cp_thread *t)
 {
   uint32_t g = cp_g.gate;
   if (t == &busy_thread || t->gate == 0xFFFFFFFFu) return 1;

@@ -112,8 +112,37 @@ struct sample_thread *sample_thread_claim(uint64_t tid)
   return st;
 }
 
-/* Charge the sample to the node on top of tree's shadow stack. */
-static void charge_node(struct sample_thread *st, struct cp_thread *tree)
+/* Zero the samples charged to nodes (both halves) up to the highest one. */
+static void clear_node_samples(struct sample_thread *st)
+{
+  if (st->node_samples) {
+    memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
+    memset(st->probe_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
+  }
+  st->node_hw = 0;
+}
+
+/* The runtime's hook code (CP_PROBE_CODE): a sample whose program counter
+** is in it measures the probe, not the program. The linker defines these
+** for the section where the runtime's code is; weak, so that a build
+** without that section links and classifies nothing as probe. */
+#if CP_HAVE_PROBE_SECTION
+extern const char __start_capprof_probe[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_capprof_probe[] __attribute__((weak, visibility("hidden")));
+static int in_probe(uint64_t pc)
+{
+  return pc >= (uint64_t)(uintptr_t)__start_capprof_probe &&
+         pc < (uint64_t)(uintptr_t)__stop_capprof_probe;
+}
+#else
+static int in_probe(uint64_t pc) { (void)pc; return 0; }
+#endif
+
+/* Charge the sample to the node on top of tree's shadow stack: to its
+** program samples, or to its probe samples when the program counter was in
+** capprof's hooks (their cost is what compensation estimates; here it is
+** measured, and left out of the program's own time). */
+static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc)
 {
   struct cp_frame *top = tree->top;
   if (top < tree->frames || top >= tree->commit_end) return;
@@ -121,21 +150,24 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree)
   if (node >= n) return;
   if (!st->node_samples) {
     size_t bytes = page_round((size_t)tree->cap * sizeof(uint32_t));
-    st->node_samples = zeroed(bytes);
-    if (!st->node_samples) return;
+    uint32_t *mem = zeroed(2 * bytes);
+    if (!mem) return;
+    st->probe_samples = mem + bytes / sizeof(uint32_t);
     st->node_samples_bytes = bytes;
+    CP_BARRIER();
+    st->node_samples = mem;
     st->tree = tree;
     st->tree_gen = tree->generation;
   }
   if (st->tree != tree || st->tree_gen != tree->generation) {
     /* capprof_reset rebuilt the tree: node indexes mean other paths now. */
-    memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
-    st->node_hw = 0;
+    clear_node_samples(st);
     st->tree = tree;
     st->tree_gen = tree->generation;
   }
   if ((size_t)node * sizeof(uint32_t) >= st->node_samples_bytes) return;
-  st->node_samples[node]++;
+  if (in_probe(pc)) st->probe_samples[node]++;
+  else st->node_samples[node]++;
   if (node >= st->node_hw) st->node_hw = node + 1;
 }
 
@@ -212,7 +244,7 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
     return;
   }
   st->samples++;
-  if (tree) charge_node(st, tree);
+  if (tree) charge_node(st, tree, r->pc);
   uint64_t stack[SAMPLE_MAX_DEPTH];
   int n = walk(st, r, stack);
   if (n > 1) SAMPLE_ADD64(&s->walked, 1);
@@ -588,8 +620,7 @@ void sample_fork_child(void)
     memset(st->table, 0, ((size_t)st->mask + 1) * sizeof(uint32_t));
     st->nodes[0].self = 0;
     st->samples = st->lost = 0;
-    if (st->node_samples) memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
-    st->node_hw = 0;
+    clear_node_samples(st);
     st->tree = NULL;           /* the other threads' trees are freed in the child */
     st->ended_rec = NULL;
   }
@@ -673,7 +704,10 @@ static uint32_t thread_index(const struct sample_thread *st, const struct rows *
   return CPD_NO_PARENT;
 }
 
-static void write_node_samples(struct dump_writer *w, const struct rows *rows)
+/* Section SECTION: per written thread and node, the samples of the half
+** PROBE selects (0: the program's own code, 1: capprof's hooks). */
+static void write_node_samples(struct dump_writer *w, const struct rows *rows,
+                               uint32_t section, int probe)
 {
   uint64_t at = dumpw_begin(w);
   uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
@@ -687,7 +721,7 @@ static void write_node_samples(struct dump_writer *w, const struct rows *rows)
       if (idx == CPD_NO_PARENT) continue;
       uint32_t hw = st->node_hw < count ? st->node_hw : count;
       for (uint32_t k = 0; k < hw; k++) {
-        uint32_t v = st->node_samples[k];
+        uint32_t v = probe ? st->probe_samples[k] : st->node_samples[k];
         if (!v) continue;
         if (pass == 0) { records++; continue; }
         dumpw_u32(w, idx);
@@ -696,7 +730,7 @@ static void write_node_samples(struct dump_writer *w, const struct rows *rows)
       }
     }
   }
-  dumpw_end(w, CPD_SEC_SAMPLE_NODES, at);
+  dumpw_end(w, section, at);
 }
 
 static void write_stacks(struct dump_writer *w, const struct rows *rows)
@@ -743,6 +777,7 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   if (!any) return;                   /* dumps without sampling stay as they were */
   struct rows rows = { who, counts, nrows };
   write_sessions(w);
-  write_node_samples(w, &rows);
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODES, 0);
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE, 1);
   write_stacks(w, &rows);
 }

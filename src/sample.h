@@ -82,8 +82,11 @@ struct sample_thread {
   const struct cp_ended *ended_rec; /* its packed tree once the thread ended, or NULL */
   uint32_t tree_gen;          /* tree generation node_samples belong to */
   uint32_t node_hw;           /* one past the highest node charged */
-  uint32_t *node_samples;     /* per call-tree node, reserved for the node cap */
-  size_t node_samples_bytes;
+  uint32_t *node_samples;     /* per call-tree node, reserved for the node cap:
+                              ** samples in the program's own code */
+  uint32_t *probe_samples;    /* the same for samples in capprof's hooks (the
+                              ** second half of node_samples' mapping) */
+  size_t node_samples_bytes;  /* of each half */
   struct sample_snode *nodes; /* sampled stacks, SAMPLE_STACK_NODES reserved */
   uint32_t *table;            /* (parent, addr) -> node, open addressing */
   uint32_t mask;

@@ -117,7 +117,7 @@ void throttle_settings(uint64_t *calls, uint64_t *ns)
 }
 
 /* Room for one more record; NULL when full or out of memory. */
-static struct throttle_rec *next_record(struct cp_thread *t)
+CP_PROBE_CODE static struct throttle_rec *next_record(struct cp_thread *t)
 {
   struct cp_throttle_log *log = t->throttled;
   size_t page = os_page_size();
@@ -145,7 +145,7 @@ static struct throttle_rec *next_record(struct cp_thread *t)
 
 /* Cost: once per node that reaches N calls: a division, maybe a clock
 ** conversion (one OS clock read) and, when throttled, one record. */
-void calltree_throttle_due(struct cp_thread *t, uint32_t i)
+CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
 {
   struct cp_node *n = &t->nodes[i];
   if (i < CP_FIRST_NODE || i >= t->nnodes || !n->calls) return;

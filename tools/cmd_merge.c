@@ -162,10 +162,14 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
   }
   for (uint32_t i = 0; i < t->nnodes && !o->samples; i++)
     if (t->nodes[i].s_self && !(o->samples = calloc(t->nnodes, sizeof *o->samples))) return -1;
+  for (uint32_t i = 0; i < t->nnodes && !o->probe_samples; i++)
+    if (t->nodes[i].s_probe &&
+        !(o->probe_samples = calloc(t->nnodes, sizeof *o->probe_samples))) return -1;
   for (uint32_t i = 0; i < t->nnodes; i++) {
     const struct prof_node *s = &t->nodes[i];
     struct cpd_node *c = &o->nodes[i];
     if (o->samples) o->samples[i] = s->s_self;
+    if (o->probe_samples) o->probe_samples[i] = s->s_probe;
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
     c->parent = i ? s->parent : CPD_NO_PARENT;
     c->flags = s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);

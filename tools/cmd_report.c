@@ -37,9 +37,12 @@ static const char usage[] =
   "and with the function anywhere on the sampled stack (incl).\n"
   "When the dump has samples charged to call paths, the report adds each\n"
   "function's CPU time from samples (cpu self, cpu incl) and cpu incl's share\n"
-  "of the elapsed incl time (cpu/incl).\n"
+  "of the elapsed incl time (cpu/incl). They count the program's own code\n"
+  "only: samples in capprof's hooks are left out (their number is shown), so\n"
+  "that cpu self needs no probe compensation (--sort=cpu ranks by it).\n"
   "\n"
-  "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max or name\n"
+  "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max, cpu\n"
+  "                   (cpu self, sampled runs) or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
@@ -89,7 +92,7 @@ static void report_throttled(const struct profile *p, const uint32_t *order, uin
 /* --sort names and the key each stands for ("total" is the old name of incl). */
 static const struct { const char *name; int key; } sort_keys[] = {
   { "self", 0 }, { "incl", 1 }, { "total", 1 }, { "calls", 2 }, { "avg", 3 }, { "max", 4 },
-  { "name", 5 }, { NULL, 0 },
+  { "name", 5 }, { "cpu", 6 }, { NULL, 0 },
 };
 
 static const struct profile *sort_prof;
@@ -112,6 +115,7 @@ static int cmp_funcs(const void *pa, const void *pb)
   case 2: x = (double)a->calls; y = (double)b->calls; break;
   case 3: x = avg(a, sort_raw); y = avg(b, sort_raw); break;
   case 4: x = sort_raw ? a->t.max_raw : a->t.max; y = sort_raw ? b->t.max_raw : b->t.max; break;
+  case 6: x = a->s.cpu_self; y = b->s.cpu_self; break;
   default: break;
   }
   if (x != y) return x < y ? 1 : -1;
@@ -404,7 +408,7 @@ int cmd_report(int argc, char **argv)
     case 's':
       for (key = 0; sort_keys[key].name && strcmp(sort_keys[key].name, optarg); key++) {}
       if (!sort_keys[key].name)
-        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max or name, "
+        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max, cpu or name, "
                               "not '%s'", optarg);
       key = sort_keys[key].key;
       sorted = 1;
@@ -437,6 +441,10 @@ int cmd_report(int argc, char **argv)
     return rc;
   }
   if (p->ndumps > 1 && !sum) {
+    if (key == 6) {
+      prof_free(p);
+      return 1 + tool_error("report: --sort=cpu needs one dump or --sum");
+    }
     int rc = report_runs(p, key, raw, limit);
     fflush(stdout);
     report_zone_warnings(p);
@@ -466,9 +474,15 @@ int cmd_report(int argc, char **argv)
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
-  if (cpu)
-    printf("cpu self, cpu incl: CPU time from the samples charged to the function's call paths\n"
-           "(samples x interval); cpu/incl: cpu incl as a share of incl.\n");
+  if (cpu) {
+    char x[40], y[40];
+    printf("cpu self, cpu incl: CPU time of the program's own code from the samples charged\n"
+           "to the function's call paths (samples x interval; %s samples, %s, were in\n"
+           "capprof's hooks and are left out); cpu/incl: cpu incl as a share of incl.\n",
+           fmt_count(p->probe_samples, x, sizeof x),
+           fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
+                   sizeof y));
+  }
   if (cpu)
     printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %10s %10s %8s  %s%s\n", disp_on(DISP_HEADER),
            "self%", "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max",

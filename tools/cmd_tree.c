@@ -26,7 +26,8 @@ static const char usage[] =
   "a share of the thread's total.\n"
   "\n"
   "When the dump has samples (CAPPROF_SAMPLE), each path also shows its\n"
-  "samples and cpu incl (their CPU time, samples x interval, with callees) and\n"
+  "samples and cpu incl (their CPU time, samples x interval, with callees; the\n"
+  "program's own code only, samples in capprof's hooks are left out) and\n"
   "cpu/incl (cpu incl as a share of incl). A thread without hooks shows the\n"
   "call tree of its sampled stacks instead, with CPU times from samples.\n"
   "\n"
@@ -236,8 +237,13 @@ int cmd_tree(int argc, char **argv)
   o.samples = p->node_samples > 0;
   if (o.samples) {
     for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
-    printf("samples, cpu incl: samples taken in the path or below it, and the CPU time they\n"
-           "stand for (samples x interval); cpu/incl: cpu incl as a share of incl.\n\n");
+    char x[40], y[40];
+    printf("samples, cpu incl: samples taken in the path or below it with the program counter\n"
+           "in the program's own code, and the CPU time they stand for (samples x interval);\n"
+           "%s samples (%s) were in capprof's hooks and are left out; cpu/incl: cpu incl as\n"
+           "a share of incl.\n\n", fmt_count(p->probe_samples, x, sizeof x),
+           fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
+                   sizeof y));
   }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;

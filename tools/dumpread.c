@@ -72,6 +72,7 @@ void cpd_free(struct cpd_dump *d)
     free(d->threads[i].name);
     free(d->threads[i].nodes);
     free(d->threads[i].samples);
+    free(d->threads[i].probe_samples);
   }
   for (uint32_t i = 0; d->sessions && i < d->nsessions; i++) {
     free(d->sessions[i].name);
@@ -356,8 +357,10 @@ static int parse_sessions(struct cpd_dump *d, struct cursor *c, char *err, size_
   return 0;
 }
 
-/* Samples per call-tree node; parsed after the threads. */
-static int parse_node_samples(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+/* Samples per call-tree node (PROBE: those in capprof's hooks, section 18);
+** parsed after the threads. */
+static int parse_node_samples(struct cpd_dump *d, struct cursor *c, int probe, char *err,
+                              size_t errlen)
 {
   uint32_t n = c_u32(c);
   if (c->bad || (uint64_t)n * 16 > (uint64_t)(c->end - c->p))
@@ -369,9 +372,10 @@ static int parse_node_samples(struct cpd_dump *d, struct cursor *c, char *err, s
       return fail(err, errlen, CAPPROF_ECORRUPT, "node samples %u: thread %u node %u unknown",
                   i, th, node);
     struct cpd_thread *t = &d->threads[th];
-    if (!t->samples && !(t->samples = calloc(t->node_count, sizeof *t->samples)))
+    uint64_t **to = probe ? &t->probe_samples : &t->samples;
+    if (!*to && !(*to = calloc(t->node_count, sizeof **to)))
       return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
-    t->samples[node] += v;
+    (*to)[node] += v;
   }
   return 0;
 }
@@ -625,7 +629,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_INTERCEPT_SKIPS + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_SAMPLE_PROBE + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -633,7 +637,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_INTERCEPT_SKIPS) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_SAMPLE_PROBE) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -699,7 +703,9 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
   if (!rc && want[CPD_SEC_SAMPLE_SESSIONS])
     rc = parse_sessions(d, SECTION_CURSOR(CPD_SEC_SAMPLE_SESSIONS), err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_NODES])
-    rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODES), err, errlen);
+    rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODES), 0, err, errlen);
+  if (!rc && want[CPD_SEC_SAMPLE_PROBE])
+    rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_PROBE), 1, err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_STACKS])
     rc = parse_stacks(d, SECTION_CURSOR(CPD_SEC_SAMPLE_STACKS), err, errlen);
 #undef SECTION_CURSOR

@@ -41,6 +41,7 @@ struct cpd_thread {
   char *name;
   struct cpd_node *nodes;
   uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */
+  uint64_t *probe_samples;          /* per node, samples in capprof's hooks (SAMPLE_PROBE) */
 };
 
 /* A sampling session: CAPPROF_SAMPLE's process-wide sampling or a profile

@@ -52,6 +52,28 @@ static void section(struct table *t, uint32_t type, size_t start, size_t end)
   cpd_put64(e + 16, end - start);
 }
 
+/* Section 13 (PROBE 0) or 18 (PROBE 1): the samples charged to each node. */
+static void put_node_samples(struct table *t, struct buf *b, const struct cpd_dump *d, int probe)
+{
+  size_t s = b->len;
+  uint32_t records = 0;
+  for (uint32_t i = 0; i < d->nthreads; i++) {
+    const uint64_t *v = probe ? d->threads[i].probe_samples : d->threads[i].samples;
+    for (uint32_t k = 0; v && k < d->threads[i].node_count; k++) records += v[k] != 0;
+  }
+  put32(b, records);
+  for (uint32_t i = 0; i < d->nthreads; i++) {
+    const uint64_t *v = probe ? d->threads[i].probe_samples : d->threads[i].samples;
+    for (uint32_t k = 0; v && k < d->threads[i].node_count; k++) {
+      if (!v[k]) continue;
+      put32(b, i);
+      put32(b, k);
+      put64(b, v[k]);
+    }
+  }
+  section(t, probe ? CPD_SEC_SAMPLE_PROBE : CPD_SEC_SAMPLE_NODES, s, b->len);
+}
+
 int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
 {
   struct buf b = { 0 };
@@ -178,20 +200,8 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
     }
     section(&t, CPD_SEC_SAMPLE_SESSIONS, s, b.len);
 
-    s = b.len;
-    uint32_t records = 0;
-    for (uint32_t i = 0; i < d->nthreads; i++)
-      for (uint32_t k = 0; d->threads[i].samples && k < d->threads[i].node_count; k++)
-        records += d->threads[i].samples[k] != 0;
-    put32(&b, records);
-    for (uint32_t i = 0; i < d->nthreads; i++)
-      for (uint32_t k = 0; d->threads[i].samples && k < d->threads[i].node_count; k++) {
-        if (!d->threads[i].samples[k]) continue;
-        put32(&b, i);
-        put32(&b, k);
-        put64(&b, d->threads[i].samples[k]);
-      }
-    section(&t, CPD_SEC_SAMPLE_NODES, s, b.len);
+    put_node_samples(&t, &b, d, 0);
+    put_node_samples(&t, &b, d, 1);
 
     s = b.len;
     put32(&b, d->nsample_threads);

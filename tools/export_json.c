@@ -89,7 +89,8 @@ static int node_listed(const struct profile *p, const struct prof_node *n)
 
 /* Samples charged to a function or node (docs/tool.md): "samples" and
 ** "cpu_ns" count it and everything below it, "self_samples" and
-** "cpu_self_ns" itself only. Written when the profile has samples. */
+** "cpu_self_ns" itself only (the program's own code), "probe_samples" those
+** in capprof's hooks on it. Written when the profile has samples. */
 static void samples(FILE *f, const struct prof_samples *s)
 {
   char buf[256];
@@ -98,6 +99,7 @@ static void samples(FILE *f, const struct prof_samples *s)
   num(buf, &o, ",\"self_samples\":", (double)s->self);
   num(buf, &o, ",\"cpu_ns\":", s->cpu_incl);
   num(buf, &o, ",\"cpu_self_ns\":", s->cpu_self);
+  num(buf, &o, ",\"probe_samples\":", (double)s->probe);
   fwrite(buf, 1, o, f);
 }
 
@@ -190,7 +192,7 @@ static int write_json(FILE *f, const struct profile *p)
       times(f, n->calls, n->timed, &n->t, n->t.incl, n->t.incl_raw);
       if (with_samples) {
         struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
-                                   n->s_incl * t->sample_ns };
+                                   n->s_incl * t->sample_ns, n->s_probe };
         samples(f, &ns);
       }
       putc('}', f);

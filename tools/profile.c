@@ -433,6 +433,10 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
       o->s_self = ct->samples[i] < UINT32_MAX ? (uint32_t)ct->samples[i] : UINT32_MAX;
       p->node_samples += ct->samples[i];
     }
+    if (ct->probe_samples) {
+      o->s_probe = ct->probe_samples[i] < UINT32_MAX ? (uint32_t)ct->probe_samples[i] : UINT32_MAX;
+      p->probe_samples += ct->probe_samples[i];
+    }
     p->dumps[di].calls += i ? c->calls : 0;
   }
   free(probe);
@@ -824,6 +828,7 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
   o->s_self += s->s_self;
+  o->s_probe += s->s_probe;
   if (first || s->t.min_raw < o->t.min_raw) { o->t.min_raw = s->t.min_raw; o->t.min = s->t.min; }
   if (first || s->t.max_raw > o->t.max_raw) { o->t.max_raw = s->t.max_raw; o->t.max = s->t.max; }
 }
@@ -961,6 +966,7 @@ void prof_flat(struct profile *p)
       f->incl_all += s->t.incl;
       f->incl_all_raw += s->t.incl_raw;
       f->s.self += s->s_self;
+      f->s.probe += s->s_probe;
       f->s.cpu_self += s->s_self * t->sample_ns;
       if (s->flags & PROF_OUTER) {
         f->t.incl += s->t.incl;

@@ -44,6 +44,7 @@ struct prof_times {
 struct prof_samples {
   uint64_t self, incl;
   double cpu_self, cpu_incl;   /* ns */
+  uint64_t probe;              /* samples in capprof's hooks on its call paths (not in self) */
 };
 
 struct prof_func {
@@ -97,6 +98,8 @@ struct prof_node {
   struct prof_times t;
   uint32_t s_self, s_incl; /* samples charged to the node, and with its subtree;
                            ** CPU time = samples x its thread's sample_ns */
+  uint32_t s_probe;        /* samples charged to it whose program counter was
+                           ** in capprof's hooks: not in s_self */
 };
 
 struct prof_thread {
@@ -139,6 +142,8 @@ struct profile {
   uint32_t *fhash;         /* open addressing over funcs, size fmask + 1 */
   uint32_t fmask;
   uint64_t node_samples;   /* samples charged to call-tree nodes, all dumps */
+  uint64_t probe_samples;  /* samples charged to nodes with the program counter
+                           ** in capprof's hooks (not in node_samples) */
   uint64_t pc_samples;     /* samples with a program counter, all dumps */
   double pc_cpu;           /* their CPU time, ns */
   int has_sampled_threads; /* some thread's tree comes from sampled stacks */

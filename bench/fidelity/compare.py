@@ -7,6 +7,12 @@ total-variation distance, beside two perf runs against each other (the noise
 floor), and the top functions of each side.
 
   compare.py --json CAP.json --perf A.txt [--perf B.txt] --module NAME [--label L]
+             [--samples]
+
+With --samples (a run with CAPPROF_SAMPLE): the capprof side is each
+function's CPU time from the samples charged to its call paths whose program
+counter was in the program's own code ("cpu_self_ns"; those in capprof's hooks
+are left out), beside the compensated and raw times of the same run.
 
 A perf sample is charged to the innermost frame of its call chain whose
 function capprof recorded (kernel frames, libraries and functions without
@@ -93,26 +99,39 @@ def main():
     ap.add_argument("--module", required=True)
     ap.add_argument("--label", default="")
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--samples", action="store_true")
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
     comp = cap_profile(doc, a.module, "self_ns")
     raw = cap_profile(doc, a.module, "self_ns_raw")
     known = set(comp)
+    hooks = comp
+    if a.samples:
+        sampled = cap_profile(doc, a.module, "cpu_self_ns")
+        probe = sum(fn.get("probe_samples", 0) for fn in doc["functions"])
+        own = sum(fn.get("self_samples", 0) for fn in doc["functions"])
+        comp = sampled
     perfs = []
     for p in a.perf:
         c, used, left = perf_profile(p, known)
         perfs.append(c)
         print(f"{a.label}: perf {p}: {used} samples charged, {left} outside instrumented code")
     ref = perfs[0]
-    line = f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (raw {tvd(raw, ref):.3f})"
+    if a.samples:
+        line = (f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (sampled cpu self; "
+                f"{own:.0f} samples in the program, {probe:.0f} in capprof's hooks left out; "
+                f"the same run's compensated {tvd(hooks, ref):.3f}, raw {tvd(raw, ref):.3f})")
+    else:
+        line = f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (raw {tvd(raw, ref):.3f})"
     if len(perfs) > 1:
         line += f"  perf-vs-perf {tvd(perfs[1], ref):.3f}"
     print(line)
     tc, tr, tp = top(comp, a.top), top(raw, a.top), top(ref, a.top)
     sc, sr, sp = shares(comp), shares(raw), shares(ref)
-    print(f"{a.label}: top {a.top} by exclusive share: perf (capprof compensated, raw)"
-          f" | capprof compensated (perf)")
+    what = "sampled" if a.samples else "compensated"
+    print(f"{a.label}: top {a.top} by exclusive share: perf (capprof {what}, raw)"
+          f" | capprof {what} (perf)")
     for i in range(max(len(tc), len(tp))):
         left = right = ""
         if i < len(tp):

@@ -52,7 +52,7 @@ void posix_fentry_exit_slow(uintptr_t slot, uint32_t code) CP_HIDDEN;
 ** load and compare, one clock read, 6 loads, 5 stores, 2 branches; a leaf.
 ** A throttled callee pushes an untimed frame and, most of the time, reads
 ** no clock (calltree_push_throttled). */
-int posix_fentry_enter(uintptr_t key, uintptr_t slot)
+CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
@@ -85,7 +85,7 @@ int posix_fentry_enter(uintptr_t key, uintptr_t slot)
   return CODE_DONE;
 }
 
-void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
+CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
 {
   (void)code;
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
@@ -103,7 +103,7 @@ void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
 ** TLS load, one gate load and compare, 3 loads and a compare before one
 ** ordered clock read, then 4 loads, 5 stores, 4 branches. A throttled
 ** call's untimed frame is popped with no clock read. */
-uint32_t posix_fentry_exit(uintptr_t slot)
+CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
@@ -128,7 +128,7 @@ uint32_t posix_fentry_exit(uintptr_t slot)
   return CODE_DONE;
 }
 
-void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
+CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;

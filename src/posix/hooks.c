@@ -21,7 +21,7 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 ** its first table slot; throttled calls timed as samples (exit). Kept out of line
 ** so that the fast paths below make no calls (the entry hook still saves four
 ** registers: its table-slot probe needs more than the free ones). */
-CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
+CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
@@ -32,7 +32,7 @@ CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp, since);
 }
 
-CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
+CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
@@ -43,7 +43,7 @@ CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t sp)
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
 ** compare, then one clock read, 6 loads, 4 stores, 1 combined branch; a
 ** leaf function: no calls, four registers saved. */
-void __cyg_profile_func_enter(void *fn, void *site)
+CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;
@@ -56,7 +56,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
 
 /* Cost (fast path, see cp_hot_exit_try): one TLS load, one gate load and
 ** compare, one ordered clock read, 4 loads, 5 stores, 3 branches. */
-void __cyg_profile_func_exit(void *fn, void *site)
+CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;

@@ -26,7 +26,7 @@
 #define GATE_BUSY 0xFFFFFFFFu
 
 /* Pop every frame of this thread whose stack pointer is below sp. */
-static CP_NOINSTR void pop_below(uintptr_t sp)
+CP_PROBE_CODE static CP_NOINSTR void pop_below(uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
   if (!t || t->gate == GATE_BUSY || !t->frames) return;
@@ -65,7 +65,7 @@ static CP_NOINSTR CP_NOINLINE int check_layout(void)
   return got >= rsp && got - rsp < 512;
 }
 
-static CP_NOINSTR void before_longjmp(const struct __jmp_buf_tag *env)
+CP_PROBE_CODE static CP_NOINSTR void before_longjmp(const struct __jmp_buf_tag *env)
 {
   if (jmpbuf_ok < 0) jmpbuf_ok = check_layout();
   if (jmpbuf_ok) pop_below(HOOK_SP(jmpbuf_sp(env)));

@@ -88,6 +88,32 @@ def main():
             kinds.append("parent" if p > 20 else "child" if c > 20 else "none")
         if sorted(kinds) != ["child", "parent"]:
             fail("want one dump with parent_work's samples and one with child_work's: %s" % kinds)
+    elif check == "probe":
+        w, wo, t = func(doc, "with_calls"), func(doc, "without_calls"), func(doc, "tiny")
+        probe = sum(f.get("probe_samples", 0) for f in doc["functions"])
+        own = sum(f.get("self_samples", 0) for f in doc["functions"])
+        ratio = w["self_samples"] / max(wo["self_samples"], 1)
+        whole = (w["self_samples"] + w["probe_samples"] + t["self_samples"] + t["probe_samples"]) \
+            / max(wo["self_samples"] + wo["probe_samples"], 1)
+        print("samples: program %d, hooks %d; with_calls %d (+%d in hooks), tiny %d (+%d), "
+              "without_calls %d (+%d)" % (own, probe, w["self_samples"], w["probe_samples"],
+                                         t["self_samples"], t["probe_samples"],
+                                         wo["self_samples"], wo["probe_samples"]))
+        print("with_calls / without_calls, cpu self: %.2f; with the hooks' samples: %.2f"
+              % (ratio, whole))
+        if own + probe < 2000:
+            fail("only %d samples (want >= 2000)" % (own + probe))
+        if probe < 0.2 * (own + probe):
+            fail("under 20%% of the samples in capprof's hooks: %d of %d" % (probe, own + probe))
+        if whole < 1.25:
+            fail("the hooks do not dominate with_calls (%.2f): the test shows nothing" % whole)
+        if not 0.45 <= ratio <= 1.4:
+            fail("with_calls' own CPU is %.2f times without_calls', not about the same" % ratio)
+        if t["self_samples"] > 0.15 * wo["self_samples"]:
+            fail("tiny's own CPU is %.2f times without_calls' (it increments a counter)"
+                 % (t["self_samples"] / max(wo["self_samples"], 1)))
+        if w["cpu_self_ns"] != w["self_samples"] * sampling["interval"]:
+            fail("cpu_self_ns is not self_samples x interval")
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

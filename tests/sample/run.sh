@@ -78,6 +78,28 @@ print("worker samples: one run", one, "merged twice", two)
 sys.exit(0 if two == 2 * one and one > 0 else 1)
 PY
   ;;
+probe)              # hooks: samples in capprof's hooks are counted apart
+  # The default settings (throttling on): tiny() is throttled, and compensation
+  # charges it most of with_calls' work (the ordered clock read of its timed
+  # calls waits for the multiply chain); the samples put the work where it is.
+  for mode in gcc clang fentry; do
+    case $mode in
+      fentry) cc=gcc flags=$("$capprof" cflags gcc) libs=$("$capprof" ldflags --static) ;;
+      *) cc=$mode flags=-finstrument-functions libs="$build/libcapprof.a -lpthread -ldl" ;;
+    esac
+    command -v $cc >/dev/null || continue
+    [ "$mode" != fentry ] || [ "$flags" != "${flags#-pg}" ] || continue   # not x86-64
+    # shellcheck disable=SC2086
+    $cc -O2 -g $flags "$here/probe.c" $libs -o probe_$mode
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:100us ./probe_$mode 20 > out.txt
+    check probe probe_$mode.*.capprof
+    "$capprof" report --sort=cpu probe_$mode.*.capprof | tee report.txt
+    grep -q "capprof's hooks and are left out" report.txt
+    "$capprof" tree probe_$mode.*.capprof | grep -q "capprof's hooks and are left out"
+    "$capprof" merge -o merged_$mode.capprof probe_$mode.*.capprof
+    check probe merged_$mode.capprof
+  done
+  ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
   $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
