@@ -69,7 +69,9 @@ EXTERN win_hook_exit:PROC
 
 FRAME_SIZE EQU 0C0h
 
-_TEXT SEGMENT
+; .text$cpp_m: the runtime's hook code (CP_PROBE_CODE in src/platform.h), so
+; that a sample in it counts as probe cost.
+_TEXT$cpp_m SEGMENT
 
 ; Save the volatile state; expects rbp set up. Nothing before the lahf may
 ; change the flags (lea and mov do not).
@@ -148,5 +150,5 @@ _pexit PROC FRAME
         ret
 _pexit ENDP
 
-_TEXT ENDS
+_TEXT$cpp_m ENDS
 END

@@ -60,13 +60,22 @@
 #  define CP_FRAME_ADDRESS() ((uintptr_t)_AddressOfReturnAddress())
 #endif
 
-/* CP_PROBE_CODE puts a function of the hooks' paths into the section
-** capprof_probe, so that a sample whose program counter is there counts as
-** probe cost, not as the program's time (sample.c). ELF only: the linker
-** names the section's bounds __start_capprof_probe, __stop_capprof_probe. */
+/* CP_PROBE_CODE puts a function of the hooks' paths where a sample's program
+** counter can be told apart as probe cost, not the program's time (sample.c).
+** ELF: the section capprof_probe, whose bounds the linker names
+** __start_capprof_probe and __stop_capprof_probe (CP_HAVE_PROBE_SECTION 1).
+** PE: .text$cpp_m, which the linker (link.exe and GNU ld alike) places in
+** .text between sample.c's markers in .text$cpp_a and .text$cpp_z, sorted
+** by the name after the '$' (CP_HAVE_PROBE_SECTION 2). */
 #if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
 #  define CP_PROBE_CODE   __attribute__((section("capprof_probe")))
 #  define CP_HAVE_PROBE_SECTION 1
+#elif CAPPROF_OS_WIN && (defined(__GNUC__) || defined(__clang__))
+#  define CP_PROBE_CODE   __attribute__((section(".text$cpp_m")))
+#  define CP_HAVE_PROBE_SECTION 2
+#elif CAPPROF_OS_WIN && defined(_MSC_VER)
+#  define CP_PROBE_CODE   __declspec(code_seg(".text$cpp_m"))
+#  define CP_HAVE_PROBE_SECTION 2
 #else
 #  define CP_PROBE_CODE
 #  define CP_HAVE_PROBE_SECTION 0

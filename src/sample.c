@@ -123,17 +123,32 @@ static void clear_node_samples(struct sample_thread *st)
 }
 
 /* The runtime's hook code (CP_PROBE_CODE): a sample whose program counter
-** is in it measures the probe, not the program. The linker defines these
-** for the section where the runtime's code is; weak, so that a build
-** without that section links and classifies nothing as probe. */
-#if CP_HAVE_PROBE_SECTION
+** is in it measures the probe, not the program. */
+#if CP_HAVE_PROBE_SECTION == 1
+/* ELF: the linker defines these for the section; weak, so that a build
+** without it links and classifies nothing as probe. */
 extern const char __start_capprof_probe[] __attribute__((weak, visibility("hidden")));
 extern const char __stop_capprof_probe[] __attribute__((weak, visibility("hidden")));
-static int in_probe(uint64_t pc)
-{
-  return pc >= (uint64_t)(uintptr_t)__start_capprof_probe &&
-         pc < (uint64_t)(uintptr_t)__stop_capprof_probe;
-}
+#  define PROBE_LO ((uint64_t)(uintptr_t)__start_capprof_probe)
+#  define PROBE_HI ((uint64_t)(uintptr_t)__stop_capprof_probe)
+#elif CP_HAVE_PROBE_SECTION == 2
+/* PE: markers in the sections sorted just before and after .text$cpp_m.
+** Data, not functions, so that an incremental link's jump thunks do not
+** stand for them; different bytes, so that identical folding keeps both. */
+#  if defined(_MSC_VER) && !defined(__clang__)
+#    pragma section(".text$cpp_a", read, execute)
+#    pragma section(".text$cpp_z", read, execute)
+__declspec(allocate(".text$cpp_a")) const unsigned char capprof_probe_begin[1] = { 0xCC };
+__declspec(allocate(".text$cpp_z")) const unsigned char capprof_probe_end[2] = { 0xCC, 0xCC };
+#  else
+__attribute__((section(".text$cpp_a"), used)) const unsigned char capprof_probe_begin[1] = { 0xCC };
+__attribute__((section(".text$cpp_z"), used)) const unsigned char capprof_probe_end[2] = { 0xCC, 0xCC };
+#  endif
+#  define PROBE_LO ((uint64_t)(uintptr_t)capprof_probe_begin)
+#  define PROBE_HI ((uint64_t)(uintptr_t)capprof_probe_end)
+#endif
+#ifdef PROBE_LO
+static int in_probe(uint64_t pc) { return pc >= PROBE_LO && pc < PROBE_HI; }
 #else
 static int in_probe(uint64_t pc) { (void)pc; return 0; }
 #endif

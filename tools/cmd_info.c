@@ -211,6 +211,17 @@ static void print_sampling(const struct cpd_dump *d)
       printf("             %s samples, %s recorded, %s lost (no room)\n",
              fmt_count(s->samples, a, sizeof a), fmt_count(s->hits, b, sizeof b),
              fmt_count(s->lost, c, sizeof c));
+      uint64_t own = 0, probe = 0;
+      for (uint32_t k = 0; k < d->nthreads; k++)
+        for (uint32_t j = 0; j < d->threads[k].node_count; j++) {
+          if (d->threads[k].samples) own += d->threads[k].samples[j];
+          if (d->threads[k].probe_samples) probe += d->threads[k].probe_samples[j];
+        }
+      if (own + probe)
+        printf("             charged to call paths: %s in the program's code, %s (%s) in\n"
+               "             capprof's hooks (probe cost, left out of cpu self)\n",
+               fmt_count(own, a, sizeof a), fmt_count(probe, b, sizeof b),
+               fmt_pct((double)probe, (double)(own + probe), c, sizeof c));
       if (s->samples && s->walked * 10 >= s->samples)
         printf("             stacks: frame-pointer walks found callers for %s of the samples\n",
                fmt_pct((double)s->walked, (double)s->samples, a, sizeof a));

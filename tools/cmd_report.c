@@ -39,10 +39,10 @@ static const char usage[] =
   "function's CPU time from samples (cpu self, cpu incl) and cpu incl's share\n"
   "of the elapsed incl time (cpu/incl). They count the program's own code\n"
   "only: samples in capprof's hooks are left out (their number is shown), so\n"
-  "that cpu self needs no probe compensation (--sort=cpu ranks by it).\n"
+  "that cpu self needs no probe compensation; such a report is sorted by it.\n"
   "\n"
   "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max, cpu\n"
-  "                   (cpu self, sampled runs) or name\n"
+  "                   (cpu self: the default for sampled runs) or name\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
@@ -451,6 +451,10 @@ int cmd_report(int argc, char **argv)
     prof_free(p);
     return rc;
   }
+  /* A sampled run ranks by the program's own CPU time (cpu self): it needs
+  ** no probe compensation, which latency-bound callers of short functions
+  ** defeat (docs/tool.md, "Samples"). */
+  if (!sorted && p->node_samples > 0) key = 6;
   uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
   if (!order) { prof_free(p); return tool_error("out of memory"); }
   double total = 0;
@@ -474,19 +478,25 @@ int cmd_report(int argc, char **argv)
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
+  double cpu_total = 0;                  /* the program's own CPU time, all functions */
+  for (uint32_t i = 0; i < n; i++) cpu_total += p->funcs[order[i]].s.cpu_self;
   if (cpu) {
     char x[40], y[40];
     printf("cpu self, cpu incl: CPU time of the program's own code from the samples charged\n"
            "to the function's call paths (samples x interval; %s samples, %s, were in\n"
-           "capprof's hooks and are left out); cpu/incl: cpu incl as a share of incl.\n",
+           "capprof's hooks and are left out); cpu%%: cpu self's share of all; cpu/incl:\n"
+           "cpu incl as a share of incl.\n"
+           "%s%s",
            fmt_count(p->probe_samples, x, sizeof x),
            fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
-                   sizeof y));
+                   sizeof y), key == 6 ? "Sorted by cpu self" : "",
+           key == 6 ? (sorted ? ".\n" : " (--sort=self: by the hooks' times).\n") : "");
   }
   if (cpu)
-    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %10s %10s %8s  %s%s\n", disp_on(DISP_HEADER),
-           "self%", "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max",
-           "cpu self", "cpu incl", "cpu/incl", "function", disp_off());
+    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %6s %10s %10s %8s  %s%s\n",
+           disp_on(DISP_HEADER), "self%", "self", "incl", "calls", "self/call", "incl/call",
+           "incl min", "incl max", "cpu%", "cpu self", "cpu incl", "cpu/incl", "function",
+           disp_off());
   else
     printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
            "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
@@ -511,7 +521,9 @@ int cmd_report(int argc, char **argv)
                           fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
     if (cpu) {
       char x[32], y[32], z[32];
-      used += printf("%10s %10s %8s  ", fmt_ns(f->s.cpu_self, x, sizeof x),
+      char w[32];
+      used += printf("%6s %10s %10s %8s  ", fmt_pct(f->s.cpu_self, cpu_total, w, sizeof w),
+                     fmt_ns(f->s.cpu_self, x, sizeof x),
                      fmt_ns(f->s.cpu_incl, y, sizeof y),
                      fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
     }

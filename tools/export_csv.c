@@ -69,12 +69,13 @@ static double get_samples(const struct prof_func *f) { return (double)f->s.incl;
 static double get_self_samples(const struct prof_func *f) { return (double)f->s.self; }
 static double get_cpu(const struct prof_func *f) { return f->s.cpu_incl; }
 static double get_cpu_self(const struct prof_func *f) { return f->s.cpu_self; }
+static double get_probe(const struct prof_func *f) { return (double)f->s.probe; }
 static double get_pc_self(const struct prof_func *f) { return (double)f->pc.self; }
 static double get_pc(const struct prof_func *f) { return (double)f->pc.incl; }
 
 static const struct column sampled[] = {
   { "samples", get_samples }, { "self_samples", get_self_samples },
-  { "cpu_ns", get_cpu }, { "cpu_self_ns", get_cpu_self },
+  { "cpu_ns", get_cpu }, { "cpu_self_ns", get_cpu_self }, { "probe_samples", get_probe },
   { "pc_self_samples", get_pc_self }, { "pc_samples", get_pc },
 };
 

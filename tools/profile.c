@@ -951,12 +951,27 @@ void prof_flat(struct profile *p)
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
   }
   uint8_t *seen = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+  /* Trees with measured calls first, then trees built from sampled stacks,
+  ** whose times (CPU from samples, no calls) count only for functions no
+  ** measured call names: added to a timed function's, they made its time
+  ** per call exceed its longest call (a sample in printf, which 'capprof
+  ** run' also intercepts). Their samples count everywhere. */
+  for (int pass = 0; pass < 2; pass++)
   for (uint32_t k = 0; k < p->nthreads; k++) {
     const struct prof_thread *t = &p->threads[k];
+    if ((t->sampled != 0) != pass) continue;
     for (uint32_t i = 1; i < t->nnodes; i++) {
       const struct prof_node *s = &t->nodes[i];
       struct prof_func *f = &p->funcs[s->func];
       int first = seen ? !seen[s->func] : 0;
+      f->s.self += s->s_self;
+      f->s.probe += s->s_probe;
+      f->s.cpu_self += s->s_self * t->sample_ns;
+      if (s->flags & PROF_OUTER) {
+        f->s.incl += s->s_incl;
+        f->s.cpu_incl += s->s_incl * t->sample_ns;
+      }
+      if (pass && f->calls) continue;
       f->calls = cpd_sat_add(f->calls, s->calls);
       f->timed = cpd_sat_add(f->timed, s->timed);
       f->throttled += (s->flags & CPD_NODE_THROTTLED) != 0;
@@ -965,14 +980,9 @@ void prof_flat(struct profile *p)
       f->t.excl_adj += s->t.excl_adj;
       f->incl_all += s->t.incl;
       f->incl_all_raw += s->t.incl_raw;
-      f->s.self += s->s_self;
-      f->s.probe += s->s_probe;
-      f->s.cpu_self += s->s_self * t->sample_ns;
       if (s->flags & PROF_OUTER) {
         f->t.incl += s->t.incl;
         f->t.incl_raw += s->t.incl_raw;
-        f->s.incl += s->s_incl;
-        f->s.cpu_incl += s->s_incl * t->sample_ns;
       }
       if (s->calls && (first || s->t.min_raw < f->t.min_raw)) {
         f->t.min_raw = s->t.min_raw;

@@ -19,7 +19,7 @@ volatile uint64_t win_frame_cache[WIN_FRAME_CACHE];
 /* The slot address for the call of _penter that returns to key, whose
 ** function's stack pointer at that call is sp and frame register fp. A
 ** function without unwind data is a leaf that pushed nothing: sp. */
-uintptr_t win_frame_slot_slow(uintptr_t key, uintptr_t sp, uintptr_t fp)
+CP_PROBE_CODE uintptr_t win_frame_slot_slow(uintptr_t key, uintptr_t sp, uintptr_t fp)
 {
   DWORD64 image = 0;
   uintptr_t slot = sp;

@@ -22,7 +22,7 @@
 ** exited (tail jump, longjmp, exception) and is popped too, where the
 ** common rule (cp_hot_enter, made for -finstrument-functions' inlined
 ** hooks) pops only frames strictly below. */
-void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
+CP_PROBE_CODE void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
@@ -36,7 +36,7 @@ void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 ** frames are popped. Zones a function began and left open sit above it with
 ** its sp (zone.c), which a /GH exit with the frame still up (sp = S - N)
 ** does not pop: they are popped here, counted as left open, first. */
-void win_hook_exit(uintptr_t sp)
+CP_PROBE_CODE void win_hook_exit(uintptr_t sp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
@@ -52,7 +52,7 @@ void win_hook_exit(uintptr_t sp)
 CP_NOINSTR void __cyg_profile_func_enter(void *fn, void *site);
 CP_NOINSTR void __cyg_profile_func_exit(void *fn, void *site);
 
-void __cyg_profile_func_enter(void *fn, void *site)
+CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = win_tls_get();
@@ -61,7 +61,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 0);
 }
 
-void __cyg_profile_func_exit(void *fn, void *site)
+CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = win_tls_get();

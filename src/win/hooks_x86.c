@@ -59,7 +59,7 @@
   __asm pop ebp                                                         \
   __asm ret
 
-__declspec(naked) void __cdecl _penter(void)
+CP_PROBE_CODE __declspec(naked) void __cdecl _penter(void)
 {
   HOOK_PROLOGUE
   __asm {
@@ -74,7 +74,7 @@ __declspec(naked) void __cdecl _penter(void)
   HOOK_EPILOGUE
 }
 
-__declspec(naked) void __cdecl _pexit(void)
+CP_PROBE_CODE __declspec(naked) void __cdecl _pexit(void)
 {
   HOOK_PROLOGUE
   __asm {

@@ -295,6 +295,29 @@ awk -v h="$heavy" -v l="$light" 'BEGIN { r = h / l; printf "heavy %d light %d ra
   exit !(h + l >= 500 && l >= 0.05 * (h + l) && r >= 1.5 && r <= 6) }' \
   || fail "sample_spin: the samples do not follow the work (want a ratio of 1.5 .. 6)"
 
+step "sample_probe.exe: samples in the hooks (_penter/_pexit in .text\$cpp_m) counted apart"
+mkdir -p "$OUT/probe"
+(cd "$WIN" && CAPPROF_SAMPLE=time:1ms CAPPROF_OUTPUT="$OUT/probe/" wine ./sample_probe.exe 10) \
+  >"$OUT/probe.out" 2>&1 || { cat "$OUT/probe.out"; fail "sample_probe.exe"; }
+set -- "$OUT/probe"/sample_probe.*.capprof
+[ -f "$1" ] || fail "sample_probe: no dump"
+wine "$BUILD/capprof.exe" report "$1" 2>&1 | sed 's/\r$//' | tee "$OUT/probe.report"
+grep -q "capprof's hooks and are left out" "$OUT/probe.report" || fail "sample_probe: no probe line"
+wine "$BUILD/capprof.exe" export --format=json "$1" 2>/dev/null >"$OUT/probe.json"
+python3 - "$OUT/probe.json" <<'PY' || fail "sample_probe: samples in the hooks not told apart"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+f = {x["name"]: x for x in doc["functions"]}
+w, wo, t = f["with_calls"], f["without_calls"], f["tiny"]
+probe = sum(x.get("probe_samples", 0) for x in doc["functions"])
+print("probe samples %d; own: with_calls %d, without_calls %d, tiny %d (+%d in hooks)" % (
+    probe, w["self_samples"], wo["self_samples"], t["self_samples"], t["probe_samples"]))
+# Under wine the samples come in 10 ms steps (~100 independent ones here):
+# only the clear facts are checked.
+sys.exit(0 if probe > 0 and t["probe_samples"] > t["self_samples"]
+         and t["self_samples"] < wo["self_samples"] and wo["self_samples"] > 0 else 1)
+PY
+
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/ended.c src/zone.c src/calib_probe.c
   src/sample.c src/intercept.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
