@@ -70,11 +70,11 @@
 #if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
 #  define CP_PROBE_CODE   __attribute__((section("capprof_probe")))
 #  define CP_HAVE_PROBE_SECTION 1
+#elif CAPPROF_OS_WIN && defined(_MSC_VER)   /* MSVC and clang-cl */
+#  define CP_PROBE_CODE   __declspec(code_seg(".text$cpp_m"))
+#  define CP_HAVE_PROBE_SECTION 2
 #elif CAPPROF_OS_WIN && (defined(__GNUC__) || defined(__clang__))
 #  define CP_PROBE_CODE   __attribute__((section(".text$cpp_m")))
-#  define CP_HAVE_PROBE_SECTION 2
-#elif CAPPROF_OS_WIN && defined(_MSC_VER)
-#  define CP_PROBE_CODE   __declspec(code_seg(".text$cpp_m"))
 #  define CP_HAVE_PROBE_SECTION 2
 #else
 #  define CP_PROBE_CODE

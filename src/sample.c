@@ -135,7 +135,7 @@ extern const char __stop_capprof_probe[] __attribute__((weak, visibility("hidden
 /* PE: markers in the sections sorted just before and after .text$cpp_m.
 ** Data, not functions, so that an incremental link's jump thunks do not
 ** stand for them; different bytes, so that identical folding keeps both. */
-#  if defined(_MSC_VER) && !defined(__clang__)
+#  if defined(_MSC_VER)                 /* MSVC and clang-cl */
 #    pragma section(".text$cpp_a", read, execute)
 #    pragma section(".text$cpp_z", read, execute)
 __declspec(allocate(".text$cpp_a")) const unsigned char capprof_probe_begin[1] = { 0xCC };

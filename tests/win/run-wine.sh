@@ -344,6 +344,16 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   for sec in '.CRT$XCU' '.CRT$XLB'; do
     x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF "$sec" || fail "$target: no $sec in hooks.obj"
   done
+  # The hooks in .text$cpp_m, sample.c's markers around it (CP_PROBE_CODE,
+  # MSVC's spelling: code_seg, #pragma section and allocate).
+  x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF '.text$cpp_m' \
+    || fail "$target: the hooks are not in .text\$cpp_m"
+  (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
+     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/sample.obj" -- src/sample.c) \
+     >/dev/null 2>&1 || fail "clang-cl $target sample.c"
+  for sec in '.text$cpp_a' '.text$cpp_z'; do
+    x86_64-w64-mingw32-objdump -h "$OUT/sample.obj" | grep -qF "$sec" || fail "$target: no $sec in sample.obj"
+  done
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/win/getopt.c
 # (found first through -Itools/win), no C++ demangler.
