@@ -77,6 +77,17 @@ def cap_profile(doc, module, field):
     return out
 
 
+def subsample(counts, n, seed=1):
+    """n of the samples in counts, drawn at random without replacement: perf
+    against itself at capprof's sample count (the noise floor there)."""
+    import random
+    pool = [k for k, v in counts.items() for _ in range(int(v))]
+    out = {}
+    for k in random.Random(seed).sample(pool, n):
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
 def shares(d):
     total = float(sum(d.values()))
     return {k: v / total for k, v in d.items()} if total > 0 else {}
@@ -126,6 +137,8 @@ def main():
         line = f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (raw {tvd(raw, ref):.3f})"
     if len(perfs) > 1:
         line += f"  perf-vs-perf {tvd(perfs[1], ref):.3f}"
+        if a.samples and own < sum(perfs[1].values()):
+            line += f" ({tvd(subsample(perfs[1], int(own)), ref):.3f} at {own:.0f} of its samples)"
     print(line)
     tc, tr, tp = top(comp, a.top), top(raw, a.top), top(ref, a.top)
     sc, sr, sp = shares(comp), shares(raw), shares(ref)
