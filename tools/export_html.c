@@ -369,6 +369,11 @@ static const struct col flat_cols[] = {
     "inclusive time per call (every activation's inclusive time / calls)", 8 },
   { "min", "incl min", "ns", NULL, "the shortest single call (inclusive)", 0 },
   { "max", "incl max", "ns", NULL, "the longest single call (inclusive)", 0 },
+  /* a sampled run (CAPPROF_SAMPLE): as report, which then sorts by cpu self */
+  { "cpupct", "cpu%", "pct", NULL, "cpu self as a share of all functions' (samples)", 0 },
+  { "cpuself", "cpu self", "ns", NULL,
+    "CPU time of the function's own code from the samples charged to its call paths "
+    "(samples in capprof's hooks left out)", 0 },
 };
 
 /* The columns of 'capprof report' over several runs, same names. */
@@ -393,9 +398,17 @@ static int report_row(const struct prof_func *fn)
 /* The flat profile as 'report' prints it for one run (or --sum). */
 static int write_flat(FILE *f, const struct profile *p, double total)
 {
-  fputs("{\"title\":\"Flat profile: per function, summed over call paths, threads and dumps\",",
-        f);
-  write_cols(f, flat_cols, sizeof flat_cols / sizeof flat_cols[0]);
+  int sampled = p->node_samples > 0, ncols = sampled ? 10 : 8;
+  double cpu_total = 0;
+  for (uint32_t i = 0; i < p->nfuncs; i++)
+    if (report_row(&p->funcs[i])) cpu_total += p->funcs[i].s.cpu_self;
+  fputs("{\"title\":\"Flat profile: per function, summed over call paths, threads and dumps", f);
+  if (sampled)
+    fprintf(f, "; cpu self from samples, %" PRIu64 " of them in capprof's hooks left out\","
+               "\"sort\":\"cpuself\",", p->probe_samples);
+  else
+    fputs("\",", f);
+  write_cols(f, flat_cols, (size_t)ncols);
   fputs(",\n\"rows\":[", f);
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
@@ -404,7 +417,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
     first = 0;
   }
   fputs("],\n\"v\":[", f);
-  for (int c = 0; c < 8; c++) {
+  for (int c = 0; c < ncols; c++) {
     fputs(c ? "],\n[" : "[", f);
     first = 1;
     for (uint32_t i = 0; i < p->nfuncs; i++) {
@@ -421,7 +434,9 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 4: jdec(f, prof_per_call(fn->t.excl, fn->timed)); break;     /* timed calls: */
       case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
       case 6: jdec(f, fn->t.min); break;
-      default: jdec(f, fn->t.max); break;
+      case 7: jdec(f, fn->t.max); break;
+      case 8: jdec(f, cpu_total > 0 ? 100.0 * fn->s.cpu_self / cpu_total : 0); break;
+      default: jdec(f, fn->s.cpu_self); break;
       }
     }
   }

@@ -276,6 +276,33 @@ def test_run(b):
           "'library calls only' lists the intercepted functions (%s)" % names)
 
 
+def test_sampled(b):
+    """A sampled run (CAPPROF_SAMPLE): the page has report's cpu% and cpu self
+    columns and lists functions by cpu self, as 'capprof report' does."""
+    path = os.path.join(W, "sampled.capprof")
+    if os.path.exists(path):
+        os.remove(path)
+    run(CALLS, "500", env=dict(os.environ, CAPPROF_OUTPUT=path, CAPPROF_SAMPLE="time:100us"))
+    page = os.path.join(W, "sampled.html")
+    run(CAPPROF, "export", "--format=html", "-o", page, path)
+    lines = run(CAPPROF, "report", "--limit", "1", path).splitlines()
+    head = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("self%")), None)
+    top = re.sub(r"\s+\(.*$", "", lines[head + 1]).split()[-1] if head is not None else None
+    check(top is not None and any("Sorted by cpu self" in ln for ln in lines),
+          "capprof report on the sampled dump is sorted by cpu self (%s)" % top)
+    load(b, page)
+    heads = b.eval("Array.prototype.map.call(document.querySelectorAll('#flat th'),"
+                   " function (th) { return th.dataset.key; })")
+    check("cpuself" in heads and "cpupct" in heads,
+          "sampled.html: the table has the cpu%% and cpu self columns (%s)" % heads)
+    sorted_by = b.eval("(function () { var th = document.querySelector('#flat th.sorted');"
+                       " return th ? th.dataset.key : ''; })()")
+    first = re.sub(r"\s+\(.*$", "", first_row(b).strip())
+    check(sorted_by == "cpuself" and first == top,
+          "sampled.html: sorted by cpu self, %r first as in capprof report (%r, %r)"
+          % (top, sorted_by, first))
+
+
 def main():
     exe = cdp.find_chromium()
     if not exe:
@@ -288,6 +315,7 @@ def main():
         test_diff(b)
         test_markup(b)
         test_run(b)
+        test_sampled(b)
     finally:
         b.close()
     print("screenshots: %s/report.png, %s/diff.png" % (W, W))

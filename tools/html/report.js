@@ -831,6 +831,9 @@
     });
     var rt = null;
     window.addEventListener('resize', function () { clearTimeout(rt); rt = setTimeout(draw, 100); });
+    D.flat.cols.forEach(function (c, k) {      /* a sampled run: cpu self first, as report */
+      if (sortCol === null && D.flat.sort && c.key === D.flat.sort) sortCol = k;
+    });
     D.flat.cols.forEach(function (c, k) {
       if (sortCol === null && (c.key === 'self' || c.key === metricNames[metric] + '_d')) sortCol = k;
     });
