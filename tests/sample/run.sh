@@ -81,12 +81,15 @@ sys.exit(0 if two == 2 * one and one > 0 else 1)
 PY
   ;;
 probe)              # hooks: samples in capprof's hooks are counted apart
-  # The default settings (throttling on): tiny() is throttled, and compensation
+  # The static runtime with each compiler mode, and libcapprof.so. The default
+  # settings (throttling on): tiny() is throttled, and compensation
   # charges it most of with_calls' work (the ordered clock read of its timed
   # calls waits for the multiply chain); the samples put the work where it is.
-  for mode in gcc clang fentry; do
+  for mode in gcc clang fentry shared; do
     case $mode in
       fentry) cc=gcc flags=$("$capprof" cflags gcc) libs=$("$capprof" ldflags --static) ;;
+      shared) cc=gcc flags=-finstrument-functions                 # hooks in libcapprof.so
+              libs="-L$build -lcapprof -Wl,-rpath,$build" ;;
       *) cc=$mode flags=-finstrument-functions libs="$build/libcapprof.a -lpthread -ldl" ;;
     esac
     command -v $cc >/dev/null || continue
