@@ -217,7 +217,11 @@ static void print_sampling(const struct cpd_dump *d)
           if (d->threads[k].samples) own += d->threads[k].samples[j];
           if (d->threads[k].probe_samples) probe += d->threads[k].probe_samples[j];
         }
-      if (own + probe)
+      if (own + probe && d->minor < 4)      /* before format 1.4: not told apart */
+        printf("             charged to call paths: %s (the program's code and capprof's\n"
+               "             hooks together: this dump's runtime did not tell them apart)\n",
+               fmt_count(own, a, sizeof a));
+      else if (own + probe)
         printf("             charged to call paths: %s in the program's code, %s (%s) in\n"
                "             capprof's hooks (probe cost, left out of cpu self)\n",
                fmt_count(own, a, sizeof a), fmt_count(probe, b, sizeof b),
