@@ -31,7 +31,7 @@ _capprof()
       COMPREPLY=($(compgen -P --color= -W "auto always never" -- "${cur#--color=}"))
       return ;;
     --sort=*)
-      COMPREPLY=($(compgen -P --sort= -W "self incl calls avg max name total" -- "${cur#--sort=}"))
+      COMPREPLY=($(compgen -P --sort= -W "self incl calls avg max cpu name total" -- "${cur#--sort=}"))
       return ;;
   esac
   case $prev in
