@@ -491,6 +491,7 @@ int cmd_report(int argc, char **argv)
            fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
                    sizeof y), key == 6 ? "Sorted by cpu self" : "",
            key == 6 ? (sorted ? ".\n" : " (--sort=self: by the hooks' times).\n") : "");
+    fputs(prof_probe_note(p), stdout);
   }
   if (cpu)
     printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %6s %10s %10s %8s  %s%s\n",

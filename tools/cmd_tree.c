@@ -241,9 +241,11 @@ int cmd_tree(int argc, char **argv)
     printf("samples, cpu incl: samples taken in the path or below it with the program counter\n"
            "in the program's own code, and the CPU time they stand for (samples x interval);\n"
            "%s samples (%s) were in capprof's hooks and are left out; cpu/incl: cpu incl as\n"
-           "a share of incl.\n\n", fmt_count(p->probe_samples, x, sizeof x),
+           "a share of incl.\n", fmt_count(p->probe_samples, x, sizeof x),
            fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
                    sizeof y));
+    fputs(prof_probe_note(p), stdout);
+    putchar('\n');
   }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;

@@ -940,6 +940,19 @@ oom:
 
 /* ---- flat profile ------------------------------------------------------------- */
 
+const char *prof_probe_note(const struct profile *p)
+{
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    const struct cpd_dump *d = p->dumps[i].d;
+    if (d->minor >= 4) continue;
+    for (uint32_t k = 0; k < d->nthreads; k++)
+      if (d->threads[k].samples)
+        return "(a dump written before format 1.4 does not tell them apart: its hooks'\n"
+               "samples are counted as the program's)\n";
+  }
+  return "";
+}
+
 void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {

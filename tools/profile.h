@@ -190,6 +190,9 @@ int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
                        const unsigned char *act, struct prof_thread *out);
 
 /* Recompute the flat per-function totals from all threads of the profile. */
+/* The note report and tree print when some dump with samples charged to call
+** paths predates format 1.4 (its hooks' samples are in cpu self), else "". */
+const char *prof_probe_note(const struct profile *p);
 void prof_flat(struct profile *p);
 
 /* Whether a compensated time is mostly probe cost: more than twice as much
