@@ -10,9 +10,14 @@
 #   bench/fidelity.sh --programs lua   one program (lua, sqlite)
 #   bench/fidelity.sh --compilers clang
 #   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
-#   bench/fidelity.sh --reps N         capprof runs per mode; the median TVD is shown (default 3)
+#   bench/fidelity.sh --reps N         capprof runs per mode; the median TVD is shown (default 3;
+#                                      0: perf's figures only)
 #   bench/fidelity.sh --sample SPEC    also N runs with CAPPROF_SAMPLE=SPEC (default time:250us),
 #                                      compared by their sampled CPU self time; 'off': none
+#   bench/fidelity.sh --hooked-perf off  skip perf on the hooked build (by default one run each:
+#                                      how far the hooks change the program itself, their
+#                                      own samples left out; the floor for any measurement
+#                                      made inside the hooked program)
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -30,6 +35,7 @@ compilers="clang gcc"
 scale=5
 reps=3
 sample=time:250us
+hooked_perf=on
 while [ $# -gt 0 ]; do
   case "$1" in
     --programs) programs=$2; shift ;;
@@ -37,9 +43,10 @@ while [ $# -gt 0 ]; do
     --scale) scale=$2; shift ;;
     --reps) reps=$2; shift ;;
     --sample) sample=$2; shift ;;
+    --hooked-perf) hooked_perf=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -215,6 +222,30 @@ measure() {
   summary+=("$(grep 'TVD' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
 }
 
+# hooked LABEL ARGS...: perf on the hooked build, at a quarter of the rate
+# (it runs 3-7 times longer), its samples in capprof's own functions left
+# out: the profile of what the hooked program itself does, against perf on
+# the plain build. Uses cap, input, work of the loop below.
+hooked() {
+  local label=$1
+  shift
+  nm --defined-only "$build/libcapprof.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u \
+    >"$work/runtime-syms.txt"
+  rm -f "$work/$label.hooked.capprof"
+  CAPPROF_OUTPUT=$work/$label.hooked.capprof run_nice perf record -q -e cpu-clock -F 2500 \
+    --call-graph dwarf,16384 -m 4096 -o "$work/$label.hperf" "$cap" "$@" <"$input" \
+    >/dev/null 2>"$work/$label.hperf.err"
+  perf script -i "$work/$label.hperf" -F ip,sym,dso --no-inline >"$work/$label.hperf.txt" 2>/dev/null
+  rm -f "$work/$label.hperf" "$work/$label.hperf.old"
+  "$capprof" export --format=json -o "$work/$label.hooked.json" "$work/$label.hooked.capprof"
+  local out
+  out=$(python3 "$here/fidelity/compare.py" --json "$work/$label.hooked.json" \
+    --perf "$work/$label.perf1.txt" --hooked "$work/$label.hperf.txt" \
+    --runtime-syms "$work/runtime-syms.txt" --module "$(basename "$cap")" --label "$label")
+  echo "$out"
+  summary+=("$(grep 'TVD' <<<"$out")")
+}
+
 # ---- run ----------------------------------------------------------------------
 fetch_sources
 work=$data/run
@@ -243,8 +274,11 @@ for prog in $programs; do
     t0=$(date +%s.%N)
     run_nice "$plain" "$@" <"$input" >/dev/null
     t1=$(date +%s.%N)
-    measure "$label" "" "$@"
-    [ "$sample" = off ] || measure "$label" "$sample" "$@"
+    if [ "$reps" -gt 0 ]; then
+      measure "$label" "" "$@"
+      [ "$sample" = off ] || measure "$label" "$sample" "$@"
+    fi
+    [ "$hooked_perf" = off ] || hooked "$label" "$@"
   done
 done
 echo

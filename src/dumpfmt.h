@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  4u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  5u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -48,7 +48,8 @@ enum cpd_section_type {
   CPD_SEC_SAMPLE_STACKS = 14,   /* sampled program counters and stacks per thread */
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
   CPD_SEC_INTERCEPT_SKIPS = 17, /* imports left alone, per reason and function */
-  CPD_SEC_SAMPLE_PROBE = 18     /* samples in capprof's hooks, per call-tree node */
+  CPD_SEC_SAMPLE_PROBE = 18,    /* samples in capprof's hooks, per call-tree node */
+  CPD_SEC_SAMPLE_NODE_PCS = 19  /* program samples per (call-tree node, program counter) */
 };
 
 /* CPD_SEC_INTERCEPT status: whether API interception ran in this process. */

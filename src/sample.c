@@ -112,14 +112,44 @@ struct sample_thread *sample_thread_claim(uint64_t tid)
   return st;
 }
 
-/* Zero the samples charged to nodes (both halves) up to the highest one. */
+/* Zero the samples charged to nodes (both halves) up to the highest one,
+** and the (node, pc) table. */
 static void clear_node_samples(struct sample_thread *st)
 {
   if (st->node_samples) {
     memset(st->node_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
     memset(st->probe_samples, 0, (size_t)st->node_hw * sizeof(uint32_t));
   }
+  if (st->pcs && st->pcs_used) memset(st->pcs, 0, SAMPLE_PC_SLOTS * sizeof *st->pcs);
+  st->pcs_used = 0;
+  st->pcs_lost = 0;
   st->node_hw = 0;
+}
+
+/* Count a program sample at pc charged to node in st's (node, pc) table:
+** open addressing, at most SAMPLE_PC_PROBES slots tried; a pair that finds
+** none is counted in pcs_lost (its node keeps the sample either way). Only
+** the thread's own handler writes; a slot's pc is written last, so that a
+** dump reading it sees its node. */
+static void count_pc(struct sample_thread *st, uint32_t node, uint64_t pc)
+{
+  uint64_t h = (pc ^ (uint64_t)node << 40) * UINT64_C(0x9E3779B97F4A7C15);
+  for (uint32_t i = 0, k = (uint32_t)(h >> 40); i < SAMPLE_PC_PROBES; i++, k++) {
+    struct sample_pc *e = &st->pcs[k & (SAMPLE_PC_SLOTS - 1)];
+    if (e->pc == pc && e->node == node) {
+      if (e->count < UINT32_MAX) e->count++;
+      return;
+    }
+    if (e->pc == 0 && st->pcs_used < SAMPLE_PC_SLOTS / 4 * 3) {
+      e->node = node;
+      e->count = 1;
+      CP_BARRIER();
+      e->pc = pc;
+      st->pcs_used++;
+      return;
+    }
+  }
+  st->pcs_lost++;
 }
 
 /* The runtime's hook code (CP_PROBE_CODE): a sample whose program counter
@@ -173,6 +203,8 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
     st->node_samples = mem;
     st->tree = tree;
     st->tree_gen = tree->generation;
+    /* Without room for it the samples are still charged, by node only. */
+    st->pcs = zeroed(SAMPLE_PC_SLOTS * sizeof *st->pcs);
   }
   if (st->tree != tree || st->tree_gen != tree->generation) {
     /* capprof_reset rebuilt the tree: node indexes mean other paths now. */
@@ -181,8 +213,12 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
     st->tree_gen = tree->generation;
   }
   if ((size_t)node * sizeof(uint32_t) >= st->node_samples_bytes) return;
-  if (in_probe(pc)) st->probe_samples[node]++;
-  else st->node_samples[node]++;
+  if (in_probe(pc)) {
+    st->probe_samples[node]++;
+  } else {
+    st->node_samples[node]++;
+    if (st->pcs && pc) count_pc(st, node, pc);
+  }
   if (node >= st->node_hw) st->node_hw = node + 1;
 }
 
@@ -748,6 +784,34 @@ static void write_node_samples(struct dump_writer *w, const struct rows *rows,
   dumpw_end(w, section, at);
 }
 
+/* Section 19: per written thread, its program samples per (node, pc), for
+** the tool to charge a callee's prologue and epilogue to the callee. */
+static void write_node_pcs(struct dump_writer *w, const struct rows *rows)
+{
+  uint64_t at = dumpw_begin(w);
+  uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) dumpw_u32(w, records);
+    for (uint32_t i = 0; i < n; i++) {
+      const struct sample_thread *st = pool[i];
+      if (!st || !st->pcs || !st->pcs_used || (!st->tree && !st->ended_rec)) continue;
+      if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) continue;
+      uint32_t count = 0, idx = thread_index(st, rows, &count);
+      if (idx == CPD_NO_PARENT) continue;
+      for (uint32_t k = 0; k < SAMPLE_PC_SLOTS; k++) {
+        const struct sample_pc *e = &st->pcs[k];
+        if (!e->pc || e->node >= count || !e->count) continue;
+        if (pass == 0) { records++; continue; }
+        dumpw_u32(w, idx);
+        dumpw_u32(w, e->node);
+        dumpw_u64(w, e->pc);
+        dumpw_u64(w, e->count);
+      }
+    }
+  }
+  dumpw_end(w, CPD_SEC_SAMPLE_NODE_PCS, at);
+}
+
 static void write_stacks(struct dump_writer *w, const struct rows *rows)
 {
   uint64_t at = dumpw_begin(w);
@@ -794,5 +858,6 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   write_sessions(w);
   write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODES, 0);
   write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE, 1);
+  write_node_pcs(w, &rows);
   write_stacks(w, &rows);
 }

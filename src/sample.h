@@ -14,6 +14,8 @@
 #define SAMPLE_MAX_THREADS  4096    /* threads with sample state, per process */
 #define SAMPLE_MAX_DEPTH    64      /* frames of one stack walk, leaf included */
 #define SAMPLE_STACK_NODES  (1u << 17)  /* sampled-stack nodes per thread */
+#define SAMPLE_PC_SLOTS     (1u << 15)  /* (node, pc) pairs per thread, table slots */
+#define SAMPLE_PC_PROBES    32          /* slots tried before a pair is not kept */
 
 /* Relaxed atomic add: the handler of one thread and that of another may hit
 ** the same bucket at once. */
@@ -87,6 +89,11 @@ struct sample_thread {
   uint32_t *probe_samples;    /* the same for samples in capprof's hooks (the
                               ** second half of node_samples' mapping) */
   size_t node_samples_bytes;  /* of each half */
+  struct sample_pc *pcs;      /* program samples per (node, pc), SAMPLE_PC_SLOTS
+                              ** reserved with node_samples; NULL if none */
+  uint32_t pcs_used;          /* slots in use */
+  uint64_t pcs_lost;          /* samples whose pair found no slot (still in
+                              ** node_samples, only not told apart by pc) */
   struct sample_snode *nodes; /* sampled stacks, SAMPLE_STACK_NODES reserved */
   uint32_t *table;            /* (parent, addr) -> node, open addressing */
   uint32_t mask;
@@ -95,6 +102,15 @@ struct sample_thread {
   uint64_t lost;              /* no room for a new stack node */
   int ended;                  /* the thread ended (its state is kept for the dump) */
   char name[64];              /* name at the thread's end, "" while it runs */
+};
+
+/* One slot of a thread's (node, pc) table: the tool charges a sample whose
+** pc lies in an instrumented callee of the node (its prologue before the
+** entry hook, its epilogue after the exit hook) to that callee's node. */
+struct sample_pc {
+  uint64_t pc;                /* 0: free */
+  uint32_t node;
+  uint32_t count;
 };
 
 /* Registers of an interrupted thread. */

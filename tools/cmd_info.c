@@ -226,6 +226,13 @@ static void print_sampling(const struct cpd_dump *d)
                "             capprof's hooks (probe cost, left out of cpu self)\n",
                fmt_count(own, a, sizeof a), fmt_count(probe, b, sizeof b),
                fmt_pct((double)probe, (double)(own + probe), c, sizeof c));
+      uint64_t bypc = 0;
+      for (uint32_t k = 0; k < d->nthreads; k++)
+        for (uint32_t j = 0; j < d->threads[k].npcs; j++) bypc += d->threads[k].pcs[j].count;
+      if (own && d->minor >= 5)
+        printf("             program counters kept with the call path: %s of the program's\n"
+               "             (a callee's code outside its hooks is charged to the callee)\n",
+               fmt_pct((double)bypc, (double)own, a, sizeof a));
       if (s->samples && s->walked * 10 >= s->samples)
         printf("             stacks: frame-pointer walks found callers for %s of the samples\n",
                fmt_pct((double)s->walked, (double)s->samples, a, sizeof a));

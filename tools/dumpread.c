@@ -73,6 +73,7 @@ void cpd_free(struct cpd_dump *d)
     free(d->threads[i].nodes);
     free(d->threads[i].samples);
     free(d->threads[i].probe_samples);
+    free(d->threads[i].pcs);
   }
   for (uint32_t i = 0; d->sessions && i < d->nsessions; i++) {
     free(d->sessions[i].name);
@@ -380,6 +381,36 @@ static int parse_node_samples(struct cpd_dump *d, struct cursor *c, int probe, c
   return 0;
 }
 
+/* Section 19: program samples per (thread, node, pc); parsed after section
+** 13, whose per-node counts they split. */
+static int parse_node_pcs(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c);
+  if (c->bad || (uint64_t)n * 24 > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "node pc count %u does not fit its section", n);
+  const unsigned char *start = c->p;
+  for (int pass = 0; pass < 2; pass++) {
+    c->p = start;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t th = c_u32(c), node = c_u32(c);
+      uint64_t pc = c_u64(c), v = c_u64(c);
+      if (th >= d->nthreads || node >= d->threads[th].node_count)
+        return fail(err, errlen, CAPPROF_ECORRUPT, "node pcs %u: thread %u node %u unknown",
+                    i, th, node);
+      struct cpd_thread *t = &d->threads[th];
+      if (pass == 0) { t->npcs++; continue; }
+      t->pcs[t->npcs++] = (struct cpd_node_pc){ node, pc, v };
+    }
+    for (uint32_t k = 0; pass == 0 && k < d->nthreads; k++) {
+      struct cpd_thread *t = &d->threads[k];
+      if (t->npcs && !(t->pcs = calloc(t->npcs, sizeof *t->pcs)))
+        return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+      t->npcs = 0;
+    }
+  }
+  return 0;
+}
+
 #define STHREAD_MIN 36u
 
 static int parse_stacks(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
@@ -629,7 +660,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_SAMPLE_PROBE + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_SAMPLE_NODE_PCS + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -637,7 +668,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_SAMPLE_PROBE) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_SAMPLE_NODE_PCS) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -706,6 +737,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODES), 0, err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_PROBE])
     rc = parse_node_samples(d, SECTION_CURSOR(CPD_SEC_SAMPLE_PROBE), 1, err, errlen);
+  if (!rc && want[CPD_SEC_SAMPLE_NODE_PCS])
+    rc = parse_node_pcs(d, SECTION_CURSOR(CPD_SEC_SAMPLE_NODE_PCS), err, errlen);
   if (!rc && want[CPD_SEC_SAMPLE_STACKS])
     rc = parse_stacks(d, SECTION_CURSOR(CPD_SEC_SAMPLE_STACKS), err, errlen);
 #undef SECTION_CURSOR

@@ -30,6 +30,12 @@ struct cpd_node {
   uint64_t calls, incl, min, max;   /* ticks */
 };
 
+/* Samples charged to a node whose program counter was pc. */
+struct cpd_node_pc {
+  uint32_t node;
+  uint64_t pc, count;
+};
+
 struct cpd_thread {
   uint64_t tid;
   uint64_t start_ns, end_ns;        /* realtime; end 0: alive at dump */
@@ -42,6 +48,9 @@ struct cpd_thread {
   struct cpd_node *nodes;
   uint64_t *samples;                /* per node, samples charged (SAMPLE_NODES); NULL if none */
   uint64_t *probe_samples;          /* per node, samples in capprof's hooks (SAMPLE_PROBE) */
+  struct cpd_node_pc *pcs;          /* program samples per (node, pc) (SAMPLE_NODE_PCS,
+                                    ** format 1.5): part of samples, told apart by pc */
+  uint32_t npcs;
 };
 
 /* A sampling session: CAPPROF_SAMPLE's process-wide sampling or a profile

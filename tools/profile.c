@@ -386,6 +386,60 @@ static uint32_t key_func(struct profile *p, struct symbolizer *sym, struct u64ma
   return f;
 }
 
+/* The function already known to p that holds code address pc, or
+** PROF_NONE (code of a function no node names: a library, the runtime). */
+static uint32_t pc_func(const struct profile *p, struct symbolizer *sym, uint64_t pc)
+{
+  struct sym_info si;
+  sym_lookup(sym, pc, &si);
+  if (!needs_cleaning(si.name) && !needs_cleaning(si.module))
+    return prof_lookup(p, si.name, si.module);
+  char *n = clean_dup(si.name), *m = clean_dup(si.module);
+  uint32_t f = n && m ? prof_lookup(p, n, m) : PROF_NONE;
+  free(n);
+  free(m);
+  return f;
+}
+
+/* Program samples charged to a node (the call on top of the shadow stack)
+** whose program counter lies in a function the node called: that callee's
+** code before its entry hook or after its exit hook (Clang and GCC's
+** -finstrument-functions call the hooks after the prologue and before the
+** epilogue), which perf charges to the callee. Moved to the child node of
+** that function (dump format 1.5, docs/tool.md). Returns 0 or
+** CAPPROF_ENOMEM; counts the samples moved in p->pc_moved. */
+static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd_thread *ct,
+                      struct symbolizer *sym)
+{
+  if (!ct->npcs || !ct->samples) return 0;
+  struct u64map kids;                       /* (parent, func) -> child node */
+  if (map_init(&kids, t->nnodes) != 0) {
+    map_free(&kids);
+    return CAPPROF_ENOMEM;
+  }
+  int rc = 0;
+  for (uint32_t i = 1; !rc && i < t->nnodes; i++) {
+    uint64_t k = (uint64_t)t->nodes[i].parent << 32 | t->nodes[i].func;
+    size_t slot = map_slot(&kids, k);
+    if (kids.vals[slot] == PROF_NONE && map_put(&kids, slot, k, i) != 0) rc = CAPPROF_ENOMEM;
+  }
+  for (uint32_t j = 0; !rc && j < ct->npcs; j++) {
+    const struct cpd_node_pc *e = &ct->pcs[j];
+    struct prof_node *n = &t->nodes[e->node];
+    uint32_t f = pc_func(p, sym, e->pc);
+    if (f == PROF_NONE || f == n->func) continue;
+    uint32_t c = kids.vals[map_slot(&kids, (uint64_t)e->node << 32 | f)];
+    if (c == PROF_NONE) continue;
+    uint32_t v = e->count < n->s_self ? (uint32_t)e->count : n->s_self;
+    n->s_self -= v;
+    struct prof_node *to = &t->nodes[c];
+    to->s_self = to->s_self > UINT32_MAX - v ? UINT32_MAX : to->s_self + v;
+    p->pc_moved += v;
+  }
+  map_free(&kids);
+  return rc;
+}
+
 static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *ct,
                       struct symbolizer *sym, struct u64map *keys)
 {
@@ -441,7 +495,8 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   free(probe);
   free(own);
-  return finish_tree(t, p->nfuncs);
+  int rc = charge_pcs(p, t, ct, sym);
+  return rc ? rc : finish_tree(t, p->nfuncs);
 }
 
 /* ---- sampled stacks ------------------------------------------------------------ */
@@ -942,15 +997,27 @@ oom:
 
 const char *prof_probe_note(const struct profile *p)
 {
+  static char note[320];
+  note[0] = '\0';
+  if (p->pc_moved) {
+    char a[40];
+    snprintf(note, sizeof note,
+             "(%s samples in a callee's code outside its hooks, its prologue or\n"
+             "epilogue, are charged to the callee)\n", fmt_count(p->pc_moved, a, sizeof a));
+  }
   for (uint32_t i = 0; i < p->ndumps; i++) {
     const struct cpd_dump *d = p->dumps[i].d;
     if (d->minor >= 4) continue;
     for (uint32_t k = 0; k < d->nthreads; k++)
-      if (d->threads[k].samples)
-        return "(a dump written before format 1.4 does not tell them apart: its hooks'\n"
-               "samples are counted as the program's)\n";
+      if (d->threads[k].samples) {
+        size_t n = strlen(note);
+        snprintf(note + n, sizeof note - n, "%s",
+                 "(a dump written before format 1.4 does not tell them apart: its hooks'\n"
+                 "samples are counted as the program's)\n");
+        return note;
+      }
   }
-  return "";
+  return note;
 }
 
 void prof_flat(struct profile *p)

@@ -142,6 +142,8 @@ struct profile {
   uint32_t *fhash;         /* open addressing over funcs, size fmask + 1 */
   uint32_t fmask;
   uint64_t node_samples;   /* samples charged to call-tree nodes, all dumps */
+  uint64_t pc_moved;       /* of node_samples, those whose program counter was in
+                           ** a callee of their node, moved to the callee's node */
   uint64_t probe_samples;  /* samples charged to nodes with the program counter
                            ** in capprof's hooks (not in node_samples) */
   uint64_t pc_samples;     /* samples with a program counter, all dumps */

@@ -8,11 +8,20 @@ floor), and the top functions of each side.
 
   compare.py --json CAP.json --perf A.txt [--perf B.txt] --module NAME [--label L]
              [--samples]
+  compare.py --json CAP.json --perf A.txt --hooked H.txt --runtime-syms S.txt
+             --module NAME [--label L]
 
 With --samples (a run with CAPPROF_SAMPLE): the capprof side is each
 function's CPU time from the samples charged to its call paths whose program
 counter was in the program's own code ("cpu_self_ns"; those in capprof's hooks
 are left out), beside the compensated and raw times of the same run.
+
+With --hooked: H.txt is perf sampling the *hooked* build (the same script
+output); its samples whose innermost frame is one of capprof's own functions
+(S.txt, one name a line: every symbol libcapprof defines) are left out, the
+others charged as above. That profile is what the hooked program itself does
+apart from its hooks: its distance from perf on the plain build is how far
+the hooks change the program, which no attribution inside it can undo.
 
 A perf sample is charged to the innermost frame of its call chain whose
 function capprof recorded (kernel frames, libraries and functions without
@@ -48,10 +57,14 @@ def perf_samples(path):
         yield chain
 
 
-def perf_profile(path, known):
-    """Samples per instrumented function, and the count of samples used/left out."""
-    counts, used, left = {}, 0, 0
+def perf_profile(path, known, runtime=frozenset()):
+    """Samples per instrumented function, and the count of samples used/left
+    out; with runtime, also those whose innermost frame is one of its names."""
+    counts, used, left, inrt = {}, 0, 0, 0
     for chain in perf_samples(path):
+        if runtime and chain[0][0].split("+")[0] in runtime:
+            inrt += 1
+            continue
         name = None
         for sym, dso in chain:
             if sym in known:
@@ -62,6 +75,8 @@ def perf_profile(path, known):
             continue
         used += 1
         counts[name] = counts.get(name, 0) + 1
+    if runtime:
+        return counts, used, left, inrt
     return counts, used, left
 
 
@@ -111,6 +126,8 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--samples", action="store_true")
+    ap.add_argument("--hooked")
+    ap.add_argument("--runtime-syms")
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
@@ -129,6 +146,26 @@ def main():
         perfs.append(c)
         print(f"{a.label}: perf {p}: {used} samples charged, {left} outside instrumented code")
     ref = perfs[0]
+    if a.hooked:
+        rt = frozenset(l.strip() for l in open(a.runtime_syms) if l.strip())
+        hp, used, left, inrt = perf_profile(a.hooked, known, rt)
+        tot = used + left + inrt
+        print(f"{a.label}: TVD hooked-program-vs-perf {tvd(hp, ref):.3f} (perf on the hooked "
+              f"build: {used} samples charged, {inrt} in capprof's code left out "
+              f"({100.0 * inrt / max(tot, 1):.0f}%), {left} outside instrumented code)")
+        th, tp = top(hp, a.top), top(ref, a.top)
+        sh = shares(hp)
+        print(f"{a.label}: top {a.top}: perf plain (perf hooked) | perf hooked")
+        for i in range(max(len(th), len(tp))):
+            left_s = right = ""
+            if i < len(tp):
+                k, v = tp[i]
+                left_s = f"{v*100:5.1f}% ({sh.get(k,0)*100:5.1f}%) {k[:28]:28}"
+            if i < len(th):
+                k, v = th[i]
+                right = f"{v*100:5.1f}% {k[:28]}"
+            print(f"  {left_s:52} | {right}")
+        return 0
     if a.samples:
         line = (f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (sampled cpu self; "
                 f"{own:.0f} samples in the program, {probe:.0f} in capprof's hooks left out; "

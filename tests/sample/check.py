@@ -105,7 +105,9 @@ def main():
             fail("only %d samples (want >= 2000)" % (own + probe))
         if probe < 0.2 * (own + probe):
             fail("under 20%% of the samples in capprof's hooks: %d of %d" % (probe, own + probe))
-        if whole < 1.25:
+        # GCC's assembly hooks (fentry) cost an untimed call ~3 ns against
+        # ~10 ns of work: 1.2-1.25 on an AMD EPYC VM; the others 1.5-1.7.
+        if whole < 1.15:
             fail("the hooks do not dominate with_calls (%.2f): the test shows nothing" % whole)
         if not 0.45 <= ratio <= 1.4:
             fail("with_calls' own CPU is %.2f times without_calls', not about the same" % ratio)
@@ -114,6 +116,18 @@ def main():
                  % (t["self_samples"] / max(wo["self_samples"], 1)))
         if w["cpu_self_ns"] != w["self_samples"] * sampling["interval"]:
             fail("cpu_self_ns is not self_samples x interval")
+    elif check == "prologue":
+        b, o = func(doc, "big"), func(doc, "outer")
+        print("samples: big %d, outer %d (self, program's own code)"
+              % (b["self_samples"], o["self_samples"]))
+        if b["self_samples"] + o["self_samples"] < 300:
+            fail("only %d samples in big and outer (want >= 300)"
+                 % (b["self_samples"] + o["self_samples"]))
+        # big's prologue (64 page probes) is nearly all of the work; outer's
+        # own code is a loop around the call.
+        if b["self_samples"] < 0.6 * (b["self_samples"] + o["self_samples"]):
+            fail("big's prologue is charged to outer: big %d, outer %d"
+                 % (b["self_samples"], o["self_samples"]))
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

@@ -105,6 +105,17 @@ probe)              # hooks: samples in capprof's hooks are counted apart
     check probe merged_$mode.capprof
   done
   ;;
+prologue)           # a callee's prologue runs before its entry hook: charged to it by pc
+  for cc in gcc clang; do
+    command -v $cc >/dev/null || continue
+    $cc -O2 -g -finstrument-functions -fstack-clash-protection "$here/prologue.c" \
+      "$build/libcapprof.a" -lpthread -ldl -o prologue_$cc
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:100us ./prologue_$cc 40 > out.txt
+    check prologue prologue_$cc.*.capprof
+    "$capprof" merge -o merged_$cc.capprof prologue_$cc.*.capprof
+    check prologue merged_$cc.capprof
+  done
+  ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
   $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt
