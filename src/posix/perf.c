@@ -196,27 +196,8 @@ static int perf_config(uint32_t code, uint32_t *type, unsigned long long *config
   return 0;
 }
 
-/* Whether events count the kernel's work for the thread too (page faults,
-** system calls), as perf record does where it may: 1 until the kernel
-** refuses it (perf_event_paranoid 2 and no CAP_PERFMON), then 0, user code
-** only. A sample taken in the kernel is delivered, and charged, at the user
-** instruction the thread returns to. */
-static int with_kernel = 1;
-
-static int perf_open_as(uint32_t code, uint64_t period, uint64_t tid, int kernel);
-
 /* Open (disabled) an event for tid; the fd, or -1 with errno. */
 static int perf_open(uint32_t code, uint64_t period, uint64_t tid)
-{
-  if (with_kernel) {
-    int fd = perf_open_as(code, period, tid, 1);
-    if (fd >= 0 || (errno != EACCES && errno != EPERM)) return fd;
-    with_kernel = 0;
-  }
-  return perf_open_as(code, period, tid, 0);
-}
-
-static int perf_open_as(uint32_t code, uint64_t period, uint64_t tid, int kernel)
 {
   struct perf_event_attr a;
   memset(&a, 0, sizeof a);
@@ -226,7 +207,7 @@ static int perf_open_as(uint32_t code, uint64_t period, uint64_t tid, int kernel
   a.size = sizeof a;
   a.sample_period = period;
   a.disabled = 1;
-  a.exclude_kernel = !kernel;         /* user code only: perf_event_paranoid 2 allows it */
+  a.exclude_kernel = 1;               /* user code only: perf_event_paranoid 2 allows it */
   a.exclude_hv = 1;
   a.wakeup_events = 1;
   return (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -482,10 +463,9 @@ int sampler_start(struct sample_session *s, char *why, size_t n)
     s->method = CPD_SM_PERF;
     e = perf_refused() ? EACCES : open_all(s);
     if (!e) {
-      snprintf(s->method_text, sizeof s->method_text, "perf_event_open %s per thread%s, %s",
+      snprintf(s->method_text, sizeof s->method_text, "perf_event_open %s per thread, %s",
                s->source->code == CPD_SRC_CPU_CLOCK ? "cpu-clock"
-               : s->source->is_time ? "task-clock" : s->source->name,
-               with_kernel ? "" : " (user code only)", sig);
+               : s->source->is_time ? "task-clock" : s->source->name, sig);
       return 0;
     }
     close_all(s);
