@@ -105,9 +105,12 @@ def main():
             fail("only %d samples (want >= 2000)" % (own + probe))
         if probe < 0.2 * (own + probe):
             fail("under 20%% of the samples in capprof's hooks: %d of %d" % (probe, own + probe))
-        # GCC's assembly hooks (fentry) cost an untimed call ~3 ns against
-        # ~10 ns of work: 1.2-1.25 on an AMD EPYC VM; the others 1.5-1.7.
-        if whole < 1.15:
+        # How much the hooks add depends on the processor and its load: on
+        # an AMD EPYC VM 1.5-1.7 alone, 1.15-1.2 beside the rest of the
+        # suite, and GCC's assembly hooks (fentry: an untimed call ~3 ns
+        # against ~10 ns of work) 1.2-1.25 alone. Under 1.08 the hooks'
+        # samples would be too few to tell apart from the program's.
+        if whole < 1.08:
             fail("the hooks do not dominate with_calls (%.2f): the test shows nothing" % whole)
         if not 0.45 <= ratio <= 1.4:
             fail("with_calls' own CPU is %.2f times without_calls', not about the same" % ratio)
