@@ -755,61 +755,70 @@ static uint32_t thread_index(const struct sample_thread *st, const struct rows *
   return CPD_NO_PARENT;
 }
 
-/* Section SECTION: per written thread and node, the samples of the half
-** PROBE selects (0: the program's own code, 1: capprof's hooks). */
-static void write_node_samples(struct dump_writer *w, const struct rows *rows,
-                               uint32_t section, int probe)
+/* The THREADS index of st's tree when its samples belong in this dump (its
+** tree written, of the current generation; its count of nodes in *count),
+** else CPD_NO_PARENT. */
+static uint32_t written_index(const struct sample_thread *st, const struct rows *rows,
+                              uint32_t *count)
+{
+  uint32_t gen = cp_g.gate >> 1;
+  if (!st->tree && !st->ended_rec) return CPD_NO_PARENT;
+  if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) return CPD_NO_PARENT;
+  return thread_index(st, rows, count);
+}
+
+/* The records of section SECTION for st's tree (THREADS index idx, count
+** nodes written): per node, its program samples (SAMPLE_NODES) or its hook
+** samples (SAMPLE_PROBE); or per (node, pc), its program samples
+** (SAMPLE_NODE_PCS). Written when emit, else only counted; returns how many. */
+static uint32_t node_records(struct dump_writer *w, const struct sample_thread *st,
+                             uint32_t section, uint32_t idx, uint32_t count, int emit)
+{
+  uint32_t records = 0;
+  if (section == CPD_SEC_SAMPLE_NODE_PCS) {
+    for (uint32_t k = 0; st->pcs && k < SAMPLE_PC_SLOTS; k++) {
+      const struct sample_pc *e = &st->pcs[k];
+      if (!e->pc || e->node >= count || !e->count) continue;
+      records++;
+      if (!emit) continue;
+      dumpw_u32(w, idx);
+      dumpw_u32(w, e->node);
+      dumpw_u64(w, e->pc);
+      dumpw_u64(w, e->count);
+    }
+    return records;
+  }
+  uint32_t hw = st->node_hw < count ? st->node_hw : count;
+  const uint32_t *v = section == CPD_SEC_SAMPLE_PROBE ? st->probe_samples : st->node_samples;
+  for (uint32_t k = 0; k < hw; k++) {
+    if (!v[k]) continue;
+    records++;
+    if (!emit) continue;
+    dumpw_u32(w, idx);
+    dumpw_u32(w, k);
+    dumpw_u64(w, v[k]);
+  }
+  return records;
+}
+
+/* Section SECTION (13, 18 or 19): a count, then node_records' records of
+** every written thread. */
+static void write_node_samples(struct dump_writer *w, const struct rows *rows, uint32_t section)
 {
   uint64_t at = dumpw_begin(w);
-  uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
+  uint32_t records = 0, n = pool_count();
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) dumpw_u32(w, records);
     for (uint32_t i = 0; i < n; i++) {
       const struct sample_thread *st = pool[i];
-      if (!st || !st->node_samples || (!st->tree && !st->ended_rec)) continue;
-      if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) continue;
-      uint32_t count = 0, idx = thread_index(st, rows, &count);
-      if (idx == CPD_NO_PARENT) continue;
-      uint32_t hw = st->node_hw < count ? st->node_hw : count;
-      for (uint32_t k = 0; k < hw; k++) {
-        uint32_t v = probe ? st->probe_samples[k] : st->node_samples[k];
-        if (!v) continue;
-        if (pass == 0) { records++; continue; }
-        dumpw_u32(w, idx);
-        dumpw_u32(w, k);
-        dumpw_u64(w, v);
-      }
+      uint32_t count = 0, idx;
+      if (!st || !st->node_samples || (idx = written_index(st, rows, &count)) == CPD_NO_PARENT)
+        continue;
+      uint32_t k = node_records(w, st, section, idx, count, pass == 1);
+      if (pass == 0) records += k;
     }
   }
   dumpw_end(w, section, at);
-}
-
-/* Section 19: per written thread, its program samples per (node, pc), for
-** the tool to charge a callee's prologue and epilogue to the callee. */
-static void write_node_pcs(struct dump_writer *w, const struct rows *rows)
-{
-  uint64_t at = dumpw_begin(w);
-  uint32_t gen = cp_g.gate >> 1, records = 0, n = pool_count();
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) dumpw_u32(w, records);
-    for (uint32_t i = 0; i < n; i++) {
-      const struct sample_thread *st = pool[i];
-      if (!st || !st->pcs || !st->pcs_used || (!st->tree && !st->ended_rec)) continue;
-      if ((st->tree && st->tree->generation != gen) || st->tree_gen != gen) continue;
-      uint32_t count = 0, idx = thread_index(st, rows, &count);
-      if (idx == CPD_NO_PARENT) continue;
-      for (uint32_t k = 0; k < SAMPLE_PC_SLOTS; k++) {
-        const struct sample_pc *e = &st->pcs[k];
-        if (!e->pc || e->node >= count || !e->count) continue;
-        if (pass == 0) { records++; continue; }
-        dumpw_u32(w, idx);
-        dumpw_u32(w, e->node);
-        dumpw_u64(w, e->pc);
-        dumpw_u64(w, e->count);
-      }
-    }
-  }
-  dumpw_end(w, CPD_SEC_SAMPLE_NODE_PCS, at);
 }
 
 static void write_stacks(struct dump_writer *w, const struct rows *rows)
@@ -856,8 +865,8 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   if (!any) return;                   /* dumps without sampling stay as they were */
   struct rows rows = { who, counts, nrows };
   write_sessions(w);
-  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODES, 0);
-  write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE, 1);
-  write_node_pcs(w, &rows);
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODES);
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE);
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODE_PCS);
   write_stacks(w, &rows);
 }

@@ -118,6 +118,14 @@ def top(d, n=10):
     return sorted(s.items(), key=lambda kv: -kv[1])[:n]
 
 
+def two_columns(left, right, width):
+    """Print two lists of text side by side, 'left | right'."""
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ""
+        b = right[i] if i < len(right) else ""
+        print(f"  {a:{width}} | {b}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", required=True)
@@ -156,15 +164,8 @@ def main():
         th, tp = top(hp, a.top), top(ref, a.top)
         sh = shares(hp)
         print(f"{a.label}: top {a.top}: perf plain (perf hooked) | perf hooked")
-        for i in range(max(len(th), len(tp))):
-            left_s = right = ""
-            if i < len(tp):
-                k, v = tp[i]
-                left_s = f"{v*100:5.1f}% ({sh.get(k,0)*100:5.1f}%) {k[:28]:28}"
-            if i < len(th):
-                k, v = th[i]
-                right = f"{v*100:5.1f}% {k[:28]}"
-            print(f"  {left_s:52} | {right}")
+        two_columns([f"{v*100:5.1f}% ({sh.get(k,0)*100:5.1f}%) {k[:28]:28}" for k, v in tp],
+                    [f"{v*100:5.1f}% {k[:28]}" for k, v in th], 52)
         return 0
     if a.samples:
         line = (f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (sampled cpu self; "
@@ -182,15 +183,9 @@ def main():
     what = "sampled" if a.samples else "compensated"
     print(f"{a.label}: top {a.top} by exclusive share: perf (capprof {what}, raw)"
           f" | capprof {what} (perf)")
-    for i in range(max(len(tc), len(tp))):
-        left = right = ""
-        if i < len(tp):
-            k, v = tp[i]
-            left = f"{v*100:5.1f}% ({sc.get(k,0)*100:5.1f}% {sr.get(k,0)*100:5.1f}%) {k[:28]:28}"
-        if i < len(tc):
-            k, v = tc[i]
-            right = f"{v*100:5.1f}% ({sp.get(k,0)*100:5.1f}%) {k[:28]}"
-        print(f"  {left:58} | {right}")
+    two_columns([f"{v*100:5.1f}% ({sc.get(k,0)*100:5.1f}% {sr.get(k,0)*100:5.1f}%) {k[:28]:28}"
+                 for k, v in tp],
+                [f"{v*100:5.1f}% ({sp.get(k,0)*100:5.1f}%) {k[:28]}" for k, v in tc], 58)
 
 
 if __name__ == "__main__":
