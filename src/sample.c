@@ -122,15 +122,14 @@ static void clear_node_samples(struct sample_thread *st)
   }
   if (st->pcs && st->pcs_used) memset(st->pcs, 0, SAMPLE_PC_SLOTS * sizeof *st->pcs);
   st->pcs_used = 0;
-  st->pcs_lost = 0;
   st->node_hw = 0;
 }
 
 /* Count a program sample at pc charged to node in st's (node, pc) table:
 ** open addressing, at most SAMPLE_PC_PROBES slots tried; a pair that finds
-** none is counted in pcs_lost (its node keeps the sample either way). Only
-** the thread's own handler writes; a slot's pc is written last, so that a
-** dump reading it sees its node. */
+** none is not kept (its node has the sample either way). Only the thread's
+** own handler writes; a slot's pc is published last, so that a dump that
+** sees it sees its node. */
 static void count_pc(struct sample_thread *st, uint32_t node, uint64_t pc)
 {
   uint64_t h = (pc ^ (uint64_t)node << 40) * UINT64_C(0x9E3779B97F4A7C15);
@@ -143,13 +142,11 @@ static void count_pc(struct sample_thread *st, uint32_t node, uint64_t pc)
     if (e->pc == 0 && st->pcs_used < SAMPLE_PC_SLOTS / 4 * 3) {
       e->node = node;
       e->count = 1;
-      CP_BARRIER();
-      e->pc = pc;
+      SAMPLE_PUBLISH64(&e->pc, pc);
       st->pcs_used++;
       return;
     }
   }
-  st->pcs_lost++;
 }
 
 /* The runtime's hook code (CP_PROBE_CODE): a sample whose program counter
@@ -671,6 +668,13 @@ void sample_fork_child(void)
     memset(st->table, 0, ((size_t)st->mask + 1) * sizeof(uint32_t));
     st->nodes[0].self = 0;
     st->samples = st->lost = 0;
+    if (st->pcs && st->pcs_used) {
+      /* Fresh pages rather than zeroed copies of the parent's. */
+      size_t bytes = SAMPLE_PC_SLOTS * sizeof *st->pcs;
+      os_decommit(st->pcs, bytes);
+      if (os_commit(st->pcs, bytes) != 0) st->pcs = NULL;
+      st->pcs_used = 0;
+    }
     clear_node_samples(st);
     st->tree = NULL;           /* the other threads' trees are freed in the child */
     st->ended_rec = NULL;
@@ -776,14 +780,15 @@ static uint32_t node_records(struct dump_writer *w, const struct sample_thread *
 {
   uint32_t records = 0;
   if (section == CPD_SEC_SAMPLE_NODE_PCS) {
-    for (uint32_t k = 0; st->pcs && k < SAMPLE_PC_SLOTS; k++) {
+    for (uint32_t k = 0; st->pcs && st->pcs_used && k < SAMPLE_PC_SLOTS; k++) {
       const struct sample_pc *e = &st->pcs[k];
-      if (!e->pc || e->node >= count || !e->count) continue;
+      uint64_t pc = SAMPLE_ACQUIRE64(&e->pc);
+      if (!pc || e->node >= count || !e->count) continue;
       records++;
       if (!emit) continue;
       dumpw_u32(w, idx);
       dumpw_u32(w, e->node);
-      dumpw_u64(w, e->pc);
+      dumpw_u64(w, pc);
       dumpw_u64(w, e->count);
     }
     return records;
@@ -865,8 +870,10 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   if (!any) return;                   /* dumps without sampling stay as they were */
   struct rows rows = { who, counts, nrows };
   write_sessions(w);
+  /* Threads go on sampling while the dump is written: the (node, pc) pairs
+  ** first, so that SAMPLE_NODES, read later, holds at least their samples. */
+  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODE_PCS);
   write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODES);
   write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE);
-  write_node_samples(w, &rows, CPD_SEC_SAMPLE_NODE_PCS);
   write_stacks(w, &rows);
 }

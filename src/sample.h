@@ -24,10 +24,16 @@
 #  define SAMPLE_ADD32(p, v) ((void)_InterlockedExchangeAdd((volatile long *)(p), (long)(v)))
 #  define SAMPLE_ADD64(p, v) ((void)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)))
 #  define SAMPLE_CLAIM(p) ((uint32_t)_InterlockedIncrement((volatile long *)(p)) - 1u)
+/* x86 and x64 keep stores in order: a compiler barrier is all it takes. */
+#  define SAMPLE_PUBLISH64(p, v) (_ReadWriteBarrier(), *(volatile uint64_t *)(p) = (v))
+#  define SAMPLE_ACQUIRE64(p) (*(volatile const uint64_t *)(p))
 #else
 #  define SAMPLE_ADD32(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 #  define SAMPLE_ADD64(p, v) ((void)__atomic_fetch_add((p), (v), __ATOMIC_RELAXED))
 #  define SAMPLE_CLAIM(p) __atomic_fetch_add((p), 1u, __ATOMIC_ACQ_REL)
+/* A value written after the fields it guards, read before them. */
+#  define SAMPLE_PUBLISH64(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#  define SAMPLE_ACQUIRE64(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #endif
 
 /* A source: what the user names, what the dump records, whether its
@@ -91,9 +97,9 @@ struct sample_thread {
   size_t node_samples_bytes;  /* of each half */
   struct sample_pc *pcs;      /* program samples per (node, pc), SAMPLE_PC_SLOTS
                               ** reserved with node_samples; NULL if none */
-  uint32_t pcs_used;          /* slots in use */
-  uint64_t pcs_lost;          /* samples whose pair found no slot (still in
-                              ** node_samples, only not told apart by pc) */
+  uint32_t pcs_used;          /* slots in use (a pair that finds no free slot
+                              ** among SAMPLE_PC_PROBES is not kept: its
+                              ** sample counts for its node only) */
   struct sample_snode *nodes; /* sampled stacks, SAMPLE_STACK_NODES reserved */
   uint32_t *table;            /* (parent, addr) -> node, open addressing */
   uint32_t mask;

@@ -229,7 +229,7 @@ static void print_sampling(const struct cpd_dump *d)
       uint64_t bypc = 0;
       for (uint32_t k = 0; k < d->nthreads; k++)
         for (uint32_t j = 0; j < d->threads[k].npcs; j++) bypc += d->threads[k].pcs[j].count;
-      if (own && d->minor >= 5)
+      if (own && bypc)                      /* format 1.5, not merged */
         printf("             program counters kept with the call path: %s of the program's\n"
                "             (a callee's code outside its hooks is charged to the callee)\n",
                fmt_pct((double)bypc, (double)own, a, sizeof a));

@@ -427,7 +427,10 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
     const struct cpd_node_pc *e = &ct->pcs[j];
     struct prof_node *n = &t->nodes[e->node];
     uint32_t f = pc_func(p, sym, e->pc);
-    if (f == PROF_NONE || f == n->func) continue;
+    /* An intercepted library function's node has the library's module: a
+    ** pc in that library without its trampoline's frame (called from inside
+    ** the library) stays with the node, as a library's code does. */
+    if (f == PROF_NONE || f == n->func || p->funcs[f].api || p->funcs[f].zone) continue;
     uint32_t c = kids.vals[map_slot(&kids, (uint64_t)e->node << 32 | f)];
     if (c == PROF_NONE) continue;
     uint32_t v = e->count < n->s_self ? (uint32_t)e->count : n->s_self;

@@ -103,8 +103,9 @@ def main():
               % (ratio, whole))
         if own + probe < 2000:
             fail("only %d samples (want >= 2000)" % (own + probe))
-        if probe < 0.2 * (own + probe):
-            fail("under 20%% of the samples in capprof's hooks: %d of %d" % (probe, own + probe))
+        # 20-35% alone; 20% with libcapprof.so beside a build (CI, this VM).
+        if probe < 0.1 * (own + probe):
+            fail("under 10%% of the samples in capprof's hooks: %d of %d" % (probe, own + probe))
         # How much the hooks add depends on the processor and its load: on
         # an AMD EPYC VM 1.5-1.7 alone, 1.15-1.2 beside the rest of the
         # suite, and GCC's assembly hooks (fentry: an untimed call ~3 ns
