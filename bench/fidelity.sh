@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
     --hooked-perf) hooked_perf=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
