@@ -346,6 +346,7 @@ __return__:
         mov     T_TOP(%r11), %rcx               /* f */
         lea     32(%rsp), %rax
         cmp     %rax, F_SP(%rcx)
+        ja      9f                              /* entry not recorded (unhooked): done */
         jne     8f                              /* not this call's frame */
         mov     F_NODE(%rcx), %eax
         NODE_ADDR T_NODES(%r11)
@@ -419,6 +420,7 @@ __return__:
         SAVE_XMMS
         mov     %eax, %esi              /* the fast worker's code */
         lea     16(%rbp), %rdi
+        mov     8(%rbp), %rdx           /* site: our return address */
         call    posix_fentry_exit_slow
         RESTORE_XMMS
         jmp     0b

@@ -225,14 +225,17 @@ measure() {
 # hooked LABEL ARGS...: perf on the hooked build, at a quarter of the rate
 # (it runs 3-7 times longer), its samples in capprof's own functions left
 # out: the profile of what the hooked program itself does, against perf on
-# the plain build. Uses cap, input, work of the loop below.
+# the plain build. Run as the sampled runs are (CAPPROF_SAMPLE, so with
+# unhooking), unless --sample off. Uses cap, input, work of the loop below.
 hooked() {
   local label=$1
   shift
   nm --defined-only "$build/libcapprof.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u \
     >"$work/runtime-syms.txt"
   rm -f "$work/$label.hooked.capprof"
-  CAPPROF_OUTPUT=$work/$label.hooked.capprof run_nice perf record -q -e cpu-clock -F 2500 \
+  local spec=""
+  [ "$sample" = off ] || spec=$sample
+  CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$label.hooked.capprof run_nice perf record -q -e cpu-clock -F 2500 \
     --call-graph dwarf,16384 -m 4096 -o "$work/$label.hperf" "$cap" "$@" <"$input" \
     >/dev/null 2>"$work/$label.hperf.err"
   perf script -i "$work/$label.hperf" -F ip,sym,dso --no-inline >"$work/$label.hperf.txt" 2>/dev/null

@@ -267,6 +267,7 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->debt_at_reset = t->debt;
   zone_thread_reset(t);
   throttle_thread_reset(t);
+  unhook_thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->tstart;
     f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
@@ -327,6 +328,7 @@ void calltree_free(struct cp_thread *t)
   zone_thread_free(t);
   intercept_thread_free(t);
   throttle_thread_free(t);
+  unhook_thread_free(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);
@@ -406,6 +408,7 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   t->name_fixed = 0;
   intercept_thread_free(t);
   throttle_thread_free(t);
+  unhook_thread_free(t);
   t->name[0] = '\0';
   init_fixed_nodes(t);
   t->top = t->frames;

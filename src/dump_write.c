@@ -398,6 +398,37 @@ static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_
   c->records++;
 }
 
+/* UNHOOKED: the functions unhooked, when any were. */
+struct unhook_ctx { struct writer *w; uint32_t n; };
+
+static void count_unhooked(void *ctx, uint64_t key, uint64_t ticks)
+{
+  (void)key;
+  (void)ticks;
+  ((struct unhook_ctx *)ctx)->n++;
+}
+
+static void write_unhooked_rec(void *ctx, uint64_t key, uint64_t ticks)
+{
+  struct unhook_ctx *c = ctx;
+  if (!c->n) return;                             /* appended since counted */
+  c->n--;
+  w_u64(c->w, key);
+  w_u64(c->w, ticks - cp_g.start_ticks);
+}
+
+static void write_unhooked(struct writer *w)
+{
+  struct unhook_ctx c = { w, 0 };
+  unhook_records(count_unhooked, &c);
+  if (!c.n) return;
+  uint64_t s = sec_begin(w);
+  w_u32(w, c.n);
+  w_u32(w, CPD_UNHOOKED_REC_SIZE);
+  unhook_records(write_unhooked_rec, &c);
+  sec_end(w, CPD_SEC_UNHOOKED, s);
+}
+
 /* THROTTLE: the settings, the hook kinds seen, each live thread's throttled
 ** nodes (a retired thread's records are not kept: its nodes keep the flag). */
 static void write_throttle(struct writer *w, const struct thread_row *rows, uint32_t nrows)
@@ -510,6 +541,7 @@ static void write_threads(struct writer *w)
   write_merges(w, rows, nrows);
   write_calibration(w, rows, nrows);
   write_throttle(w, rows, nrows);
+  write_unhooked(w);
 
   /* Sampling sections refer to threads and their nodes by the rows written. */
   size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));

@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  5u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  6u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -49,7 +49,8 @@ enum cpd_section_type {
   CPD_SEC_INTERCEPT = 16, /* API interception: status, counts, probe cost */
   CPD_SEC_INTERCEPT_SKIPS = 17, /* imports left alone, per reason and function */
   CPD_SEC_SAMPLE_PROBE = 18,    /* samples in capprof's hooks, per call-tree node */
-  CPD_SEC_SAMPLE_NODE_PCS = 19  /* program samples per (call-tree node, program counter) */
+  CPD_SEC_SAMPLE_NODE_PCS = 19, /* program samples per (call-tree node, program counter) */
+  CPD_SEC_UNHOOKED = 20   /* functions whose hooks were patched out (unhooking) */
 };
 
 /* CPD_SEC_INTERCEPT status: whether API interception ran in this process. */
@@ -103,6 +104,16 @@ enum cpd_sample_method {
 ** start (CLOCK's ticks) when the node was throttled, u64 timed calls (the
 ** calls its inclusive time, min and max cover; later ones are counted only). */
 #define CPD_THROTTLE_REC_SIZE 24u
+/* UNHOOKED (format 1.6, only when a function was unhooked): u32 record
+** count, u32 record size (CPD_UNHOOKED_REC_SIZE), then per record u64 key
+** (the function's entry key, as nodes have it) and u64 ticks since the start
+** (CLOCK's ticks) when its hooks were patched out; its later calls are
+** neither counted nor timed. */
+#define CPD_UNHOOKED_REC_SIZE 16u
+/* SAMPLE_NODE_PCS (format 1.6): a pc with this bit set is not where the
+** sample was, in a library, but the return address minus one of the
+** executable's innermost call found on the stack above it. */
+#define CPD_PC_CALLER UINT64_C(0x8000000000000000)
 #define CPD_HOOKS_CYG     1u   /* __cyg_profile_func_* (-finstrument-functions) */
 #define CPD_HOOKS_FENTRY  2u   /* __fentry__/__return__ (gcc -pg -mfentry ...) */
 

@@ -95,6 +95,7 @@ struct cp_thread {
   struct cp_zones *zones;     /* zone name cache and mismatch counts, or NULL */
   struct cp_rstack *rstack;   /* API interception's return stack, or NULL */
   struct cp_throttle_log *throttled; /* nodes throttled, in order, or NULL */
+  struct cp_unhook *unhook;   /* nodes learning their return sites, or NULL */
   uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
   uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   char name[64];              /* thread name, NUL-terminated */
@@ -318,6 +319,10 @@ void throttle_init(void) CP_HIDDEN;
 ** its calls were short. Owner thread, from exit hooks (never the Windows
 ** keyless _pexit, which could not pair a throttled call's exit). */
 void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
+/* Throttle node i of t now (-1: no room for its record); the threshold in
+** clock ticks per call (0: not known yet). */
+int throttle_node(struct cp_thread *t, uint32_t i) CP_HIDDEN;
+uint64_t throttle_limit_ticks(void) CP_HIDDEN;
 /* Forget t's throttle records (reset, fork); free them. */
 void throttle_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void throttle_thread_free(struct cp_thread *t) CP_HIDDEN;
@@ -326,6 +331,43 @@ typedef void (*throttle_fn)(void *ctx, uint32_t node, uint64_t ticks, uint64_t t
 void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx) CP_HIDDEN;
 /* The threshold in effect: calls, and ns per call (0 when throttling is off). */
 void throttle_settings(uint64_t *calls, uint64_t *ns) CP_HIDDEN;
+
+/* ---- unhooking (throttle.c; src/posix/unhook.c patches) --------------- */
+
+/* Nodes of one thread whose function is about to be unhooked: its hooks
+** patched out of its code (GCC's after-inlining mode on x86-64 Linux). */
+#define CP_UNHOOK_SLOTS   16u   /* nodes learning at once */
+#define CP_UNHOOK_SITES   8u    /* return sites kept per node */
+struct cp_unhook_learn {
+  uint32_t node;                /* 0: free */
+  uint32_t seen;                /* sampled returns so far */
+  uint32_t nsites;
+  uint32_t pad_;
+  uintptr_t key;                /* the entry hook's return address */
+  uintptr_t sites[CP_UNHOOK_SITES]; /* return addresses of `call __return__` */
+};
+struct cp_unhook {
+  uint32_t active;              /* slots in use */
+  uint32_t pad_;
+  struct cp_unhook_learn e[CP_UNHOOK_SLOTS];
+};
+
+/* CAPPROF_UNHOOK: off, on, or auto (the default: on while process-wide
+** sampling runs). Read by throttle_init. */
+int unhook_wanted(void) CP_HIDDEN;
+/* Record that the function whose entry key is key was unhooked at ticks;
+** visit the records (dump). Process-wide, lock-free appends. */
+void unhook_log(uint64_t key, uint64_t ticks) CP_HIDDEN;
+typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);
+void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
+/* t's learning state: allocated on first use, cleared, freed. */
+struct cp_unhook *unhook_state(struct cp_thread *t) CP_HIDDEN;
+void unhook_thread_reset(struct cp_thread *t) CP_HIDDEN;
+void unhook_thread_free(struct cp_thread *t) CP_HIDDEN;
+/* src/posix/unhook.c: node i was just throttled in a return through site;
+** a sampled call of node returned through site (its frame popped). */
+void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site) CP_HIDDEN;
+void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 

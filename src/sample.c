@@ -184,7 +184,8 @@ static int in_probe(uint64_t pc) { (void)pc; return 0; }
 ** program samples, or to its probe samples when the program counter was in
 ** capprof's hooks (their cost is what compensation estimates; here it is
 ** measured, and left out of the program's own time). */
-static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc)
+static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc,
+                        uint64_t caller)
 {
   struct cp_frame *top = tree->top;
   if (top < tree->frames || top >= tree->commit_end) return;
@@ -214,9 +215,48 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
     st->probe_samples[node]++;
   } else {
     st->node_samples[node]++;
-    if (st->pcs && pc) count_pc(st, node, pc);
+    if (st->pcs && pc) count_pc(st, node, caller ? caller : pc);
   }
   if (node >= st->node_hw) st->node_hw = node + 1;
+}
+
+/* A sample outside the executable's code (in a library) is charged, in the
+** (node, pc) table, to the innermost call the executable made that the
+** stack still shows: the first word above the stack pointer that is a
+** return address into the executable (the bytes before it a call). So a
+** library call made by an unhooked function (unhook.c), whose node is not
+** on top, can still be charged to it by the tool. The pair's pc is that
+** return address minus one with SAMPLE_PC_CALLER set (docs/dump-format.md);
+** without one found, the library pc itself. Stack words are read within the
+** thread's bounds only, code bytes within the executable's code. */
+#define SAMPLE_SCAN_WORDS 128u
+static uintptr_t exe_lo, exe_hi;           /* the executable's code, once sampling starts */
+
+static int after_call(uintptr_t v)
+{
+  const unsigned char *p = (const unsigned char *)v;
+  if (v - 7 < exe_lo || v >= exe_hi) return 0;
+  if (p[-5] == 0xE8) return 1;                                   /* call rel32 */
+  if (p[-6] == 0xFF && (p[-5] == 0x15 || (p[-5] & 0xF8) == 0x90)) return 1; /* call *disp32(...) */
+  if (p[-2] == 0xFF && (p[-1] & 0xF8) == 0xD0) return 1;         /* call *%reg */
+  if (p[-3] == 0x41 && p[-2] == 0xFF && (p[-1] & 0xF8) == 0xD0) return 1;   /* call *%r8-15 */
+  if (p[-3] == 0xFF && (p[-2] & 0x38) == 0x10 && (p[-2] & 0xC0) == 0x40) return 1; /* disp8 */
+  return 0;
+}
+
+static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
+{
+#if !(defined(__x86_64__) || defined(_M_X64))
+  return 0;                                  /* the call patterns are x86-64's */
+#endif
+  if (!exe_hi || (r->pc >= exe_lo && r->pc < exe_hi)) return 0;
+  uintptr_t hi = st->stack_hi;
+  if (!hi || r->sp < st->stack_lo || r->sp >= hi || (r->sp & (sizeof(uintptr_t) - 1))) return 0;
+  const uintptr_t *w = (const uintptr_t *)r->sp;
+  for (uint32_t k = 0; k < SAMPLE_SCAN_WORDS && (uintptr_t)(w + k + 1) <= hi; k++)
+    if (w[k] >= exe_lo && w[k] < exe_hi && after_call(w[k]))
+      return ((uint64_t)w[k] - 1) | SAMPLE_PC_CALLER;
+  return 0;
 }
 
 /* Frame-pointer walk: out[0] is the pc, then return addresses minus one.
@@ -292,7 +332,10 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
     return;
   }
   st->samples++;
-  if (tree) charge_node(st, tree, r->pc);
+  if (tree) {
+    uint64_t caller = library_caller(st, r);
+    charge_node(st, tree, r->pc, caller);
+  }
   uint64_t stack[SAMPLE_MAX_DEPTH];
   int n = walk(st, r, stack);
   if (n > 1) SAMPLE_ADD64(&s->walked, 1);
@@ -572,6 +615,8 @@ void sample_init_from_env(void)
   const char *name = !strcmp(spec, "1") ? "time" : spec;
   const struct sample_source *src = sample_find_source(name);
   uint64_t interval = 0;
+  /* Before os_lock: the module list takes the loader's lock. */
+  if (!exe_hi && sampler_module_range(NULL, &exe_lo, &exe_hi) != 0) exe_lo = exe_hi = 0;
   os_lock();
   struct sample_session *s = new_session(CPD_SK_PROCESS);
   if (!s) {

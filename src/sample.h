@@ -15,6 +15,10 @@
 #define SAMPLE_MAX_DEPTH    64      /* frames of one stack walk, leaf included */
 #define SAMPLE_STACK_NODES  (1u << 17)  /* sampled-stack nodes per thread */
 #define SAMPLE_PC_SLOTS     (1u << 15)  /* (node, pc) pairs per thread, table slots */
+/* A (node, pc) pair's pc with this bit: a sample in a library, and pc is
+** the return address minus one of the executable's innermost call the stack
+** showed (CPD_PC_CALLER in dumps). */
+#define SAMPLE_PC_CALLER    CPD_PC_CALLER
 #define SAMPLE_PC_PROBES    32          /* slots tried before a pair is not kept */
 
 /* Relaxed atomic add: the handler of one thread and that of another may hit

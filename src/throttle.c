@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sample.h"
 
 #define DEFAULT_CALLS   100000u
 #define DEFAULT_PERIOD  32u
@@ -43,6 +44,14 @@ struct cp_throttle_log {
 };
 
 static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cost */
+
+/* Unhooking (src/posix/unhook.c): CAPPROF_UNHOOK, and the functions
+** unhooked, appended under unhook.c's patch lock, read by the dump. */
+#define UNHOOK_AUTO 2
+#define MAX_UNHOOKED 4096u
+static int unhook_mode = UNHOOK_AUTO;
+static struct { uint64_t key, ticks; } unhooked[MAX_UNHOOKED];
+static volatile uint32_t unhooked_count;
 static int cap_known;                   /* cp_g.sample_cap converted */
 
 /* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
@@ -54,6 +63,10 @@ void throttle_init(void)
   cp_g.throttle_period = DEFAULT_PERIOD;
   cp_g.sample_cap = UINT64_MAX;
   threshold_ns = DEFAULT_NS;
+  const char *u = os_getenv("CAPPROF_UNHOOK");
+  unhook_mode = UNHOOK_AUTO;
+  if (u && (!strcmp(u, "off") || !strcmp(u, "0") || !strcmp(u, "no"))) unhook_mode = 0;
+  else if (u && (!strcmp(u, "on") || !strcmp(u, "1") || !strcmp(u, "yes"))) unhook_mode = 1;
   if (!s || !*s) return;
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
     cp_g.throttle_calls = 0;
@@ -167,19 +180,31 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
       cap_known = 1;
     }
   }
-  if (limit && avg < limit && n->hot == CP_NODE_ROOT) {
-    struct throttle_rec *r = next_record(t);
-    if (r) {
-      r->node = i;
-      r->ticks = cp_now();
-      r->timed = n->calls;
-      CP_BARRIER();                           /* the dump reads count first */
-      t->throttled->count++;
-      n->key |= CP_KEY_THROTTLED;
-    }
-  }
+  if (limit && avg < limit && n->hot == CP_NODE_ROOT) throttle_node(t, i);
   os_restore_errors(e);
   t->gate = saved;
+}
+
+/* Throttle node i of t (not throttled yet) from now on; 0 when there is no
+** room for its record. */
+CP_PROBE_CODE int throttle_node(struct cp_thread *t, uint32_t i)
+{
+  struct cp_node *n = &t->nodes[i];
+  struct throttle_rec *r = next_record(t);
+  if (!r) return -1;
+  r->node = i;
+  r->ticks = cp_now();
+  r->timed = n->calls;
+  CP_BARRIER();                               /* the dump reads count first */
+  t->throttled->count++;
+  n->key |= CP_KEY_THROTTLED;
+  return 0;
+}
+
+/* The throttling threshold as clock ticks per call; 0 when unknown. */
+uint64_t throttle_limit_ticks(void)
+{
+  return threshold_ticks();
 }
 
 void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx)
@@ -200,4 +225,57 @@ void throttle_thread_free(struct cp_thread *t)
   if (!t->throttled) return;
   os_release(t->throttled, sizeof *t->throttled + (size_t)MAX_RECORDS * sizeof t->throttled->recs[0]);
   t->throttled = NULL;
+}
+
+/* ---- unhooking --------------------------------------------------------- */
+
+int unhook_wanted(void)
+{
+  if (!cp_g.throttle_calls) return 0;
+  return unhook_mode == UNHOOK_AUTO ? sample_process_running() : unhook_mode;
+}
+
+void unhook_log(uint64_t key, uint64_t ticks)
+{
+  uint32_t n = unhooked_count;
+  if (n == MAX_UNHOOKED) return;
+  unhooked[n].key = key;
+  unhooked[n].ticks = ticks;
+  __atomic_store_n(&unhooked_count, n + 1, __ATOMIC_RELEASE);
+}
+
+void unhook_records(unhook_fn fn, void *ctx)
+{
+  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
+  for (uint32_t k = 0; k < n; k++) fn(ctx, unhooked[k].key, unhooked[k].ticks);
+}
+
+static size_t unhook_bytes(void)
+{
+  size_t page = os_page_size();
+  return (sizeof(struct cp_unhook) + page - 1) / page * page;
+}
+
+struct cp_unhook *unhook_state(struct cp_thread *t)
+{
+  if (t->unhook) return t->unhook;
+  struct cp_unhook *u = os_reserve(unhook_bytes());
+  if (!u) return NULL;
+  if (os_commit(u, unhook_bytes()) != 0) {
+    os_release(u, unhook_bytes());
+    return NULL;
+  }
+  return t->unhook = u;
+}
+
+void unhook_thread_reset(struct cp_thread *t)
+{
+  if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
+}
+
+void unhook_thread_free(struct cp_thread *t)
+{
+  if (!t->unhook) return;
+  os_release(t->unhook, unhook_bytes());
+  t->unhook = NULL;
 }

@@ -51,12 +51,35 @@ static const char usage[] =
   "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
 
+/* The functions whose hooks were patched out (unhooking, docs/runtime.md). */
+static void report_unhooked(const struct profile *p, const uint32_t *order, uint32_t n,
+                            uint32_t count)
+{
+  if (!count) return;
+  printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched out of\n"
+         "the program (CAPPROF_UNHOOK, docs/runtime.md): their calls after that were not\n"
+         "counted (calls is a lower bound), their time is in their callers' self, and\n"
+         "samples in their code are charged to them (cpu self).\n",
+         count, count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    if (!(f->unhooked_ns > 0)) continue;
+    char b[32], c[32];
+    printf("  %s: %s calls counted, unhooked %s after start\n", f->name,
+           fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
+  }
+}
+
 /* The functions throttling stopped timing (docs/runtime.md), in the
 ** table's order, each with when and how many of its calls were timed. */
 static void report_throttled(const struct profile *p, const uint32_t *order, uint32_t n)
 {
-  uint32_t count = 0;
-  for (uint32_t i = 0; i < n; i++) count += p->funcs[order[i]].throttled != 0;
+  uint32_t count = 0, unhooked = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    count += p->funcs[order[i]].throttled != 0 && !(p->funcs[order[i]].unhooked_ns > 0);
+    unhooked += p->funcs[order[i]].unhooked_ns > 0;
+  }
+  report_unhooked(p, order, n, unhooked);
   if (!count) return;
   /* Since format 1.3 a throttled call path is timed one call in P (all
   ** dumps here the same P, else 0: then the older wording). */
@@ -76,7 +99,7 @@ static void report_throttled(const struct profile *p, const uint32_t *order, uin
            count, count == 1 ? "" : "s");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
-    if (!f->throttled) continue;
+    if (!f->throttled || f->unhooked_ns > 0) continue;
     char a[32], b[32], c[32];
     if (period)
       printf("  %s: %u path%s, %s calls, 1 in %llu timed from %s after start\n", f->name,
@@ -532,9 +555,9 @@ int cmd_report(int argc, char **argv)
     if (f->zone) snprintf(where, sizeof where, "  [zone]");
     else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);
     else if (f->module[0] && !f->synthetic) snprintf(where, sizeof where, "  (%s)", f->module);
-    if (f->throttled) {
+    if (f->throttled || f->unhooked_ns > 0) {
       size_t wl = strlen(where);
-      snprintf(where + wl, sizeof where - wl, "  [throttled]");
+      snprintf(where + wl, sizeof where - wl, f->unhooked_ns > 0 ? "  [unhooked]" : "  [throttled]");
     }
     disp_name(stdout, f->name, where, (size_t)used);
     putchar('\n');

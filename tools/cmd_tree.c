@@ -153,7 +153,9 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       else if (o->location && fn->module[0])
         wl = (size_t)snprintf(where, sizeof where, "  (%s)", fn->module);
       uint64_t period = t->dump >= 0 ? p->dumps[t->dump].period : 0;
-      if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where && period)
+      if (fn->unhooked_ns > 0 && wl < sizeof where)
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " [unhooked]");
+      else if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where && period)
         wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: 1 in %llu timed]",
                                (unsigned long long)period);
       else if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where)

@@ -92,6 +92,7 @@ void cpd_free(struct cpd_dump *d)
   free(d->strings);
   free(d->zone_issues);
   free(d->throttled);
+  free(d->unhooked);
   for (uint32_t i = 0; d->apis && i < d->napis; i++) {
     free(d->apis[i].library);
     free(d->apis[i].symbol);
@@ -231,6 +232,24 @@ static int parse_throttle(struct cpd_dump *d, struct cursor *c, char *err, size_
                   i, r->thread, r->node);
     d->nthrottled = i + 1;
   }
+  return 0;
+}
+
+/* UNHOOKED: the functions whose hooks were patched out, and when. */
+static int parse_unhooked(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
+{
+  uint32_t n = c_u32(c), rec = c_u32(c);
+  if (c->bad || rec < CPD_UNHOOKED_REC_SIZE || rec > 4096 ||
+      (uint64_t)n * rec > (uint64_t)(c->end - c->p))
+    return fail(err, errlen, CAPPROF_ECORRUPT, "unhooked count %u does not fit its section", n);
+  d->unhooked = calloc(n ? n : 1, sizeof *d->unhooked);
+  if (!d->unhooked) return fail(err, errlen, CAPPROF_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    d->unhooked[i].key = cpd_get64(c->p);
+    d->unhooked[i].ticks = cpd_get64(c->p + 8);
+    c->p += rec;
+  }
+  d->nunhooked = n;
   return 0;
 }
 
@@ -660,7 +679,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
       table > size || (size - table) / CPD_SECTION_SIZE < nsec)
     return fail(err, errlen, CAPPROF_ECORRUPT, "dump header is corrupt");
 
-  struct section sec[MAX_SECTIONS], *want[CPD_SEC_SAMPLE_NODE_PCS + 1] = { 0 };
+  struct section sec[MAX_SECTIONS], *want[CPD_SEC_UNHOOKED + 1] = { 0 };
   for (uint32_t i = 0; i < nsec; i++) {
     const unsigned char *e = data + table + (size_t)i * CPD_SECTION_SIZE;
     sec[i].type = cpd_get32(e);
@@ -668,7 +687,7 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
     sec[i].size = cpd_get64(e + 16);
     if (sec[i].off < hsize || sec[i].off > table || sec[i].size > table - sec[i].off)
       return fail(err, errlen, CAPPROF_ECORRUPT, "section %u lies outside the file", i);
-    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_SAMPLE_NODE_PCS) {
+    if (sec[i].type >= 1 && sec[i].type <= CPD_SEC_UNHOOKED) {
       if (want[sec[i].type])
         return fail(err, errlen, CAPPROF_ECORRUPT, "section type %u appears twice", sec[i].type);
       want[sec[i].type] = &sec[i];
@@ -721,6 +740,8 @@ int cpd_parse(const unsigned char *data, size_t size, struct cpd_dump **out,
   if (!rc && want[CPD_SEC_THROTTLE])
     rc = parse_throttle(d, SECTION_CURSOR(CPD_SEC_THROTTLE), err, errlen);
 
+  if (!rc && want[CPD_SEC_UNHOOKED])
+    rc = parse_unhooked(d, SECTION_CURSOR(CPD_SEC_UNHOOKED), err, errlen);
   if (!rc && want[CPD_SEC_THREAD_MERGES])
     rc = parse_merges(d, SECTION_CURSOR(CPD_SEC_THREAD_MERGES), err, errlen);
   for (uint32_t i = 0; !rc && i < nsec; i++)       /* CALIBRATION: the first one */

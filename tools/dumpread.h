@@ -101,6 +101,12 @@ struct cpd_throttled {
   uint64_t timed;                   /* calls its incl, min, max cover */
 };
 
+/* A function whose hooks were patched out (UNHOOKED). */
+struct cpd_unhooked {
+  uint64_t key;                     /* its entry key, as its nodes have it */
+  uint64_t ticks;                   /* since the start (CLOCK's ticks) */
+};
+
 /* A THREADS record that holds several ended threads (THREAD_MERGES). */
 struct cpd_merge {
   uint32_t thread;                  /* index in threads */
@@ -166,6 +172,8 @@ struct cpd_dump {
   uint32_t hooks;                   /* CPD_HOOKS_* that fired; 0: unknown */
   uint32_t nthrottled;              /* records, at most one per node */
   struct cpd_throttled *throttled;
+  uint32_t nunhooked;               /* UNHOOKED records */
+  struct cpd_unhooked *unhooked;
   uint32_t nmerges;                 /* merge groups among threads */
   struct cpd_merge *merges;
   uint64_t ended_kept, ended_merged, ended_dropped;  /* ended threads */

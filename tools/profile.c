@@ -423,15 +423,48 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
     size_t slot = map_slot(&kids, k);
     if (kids.vals[slot] == PROF_NONE && map_put(&kids, slot, k, i) != 0) rc = CAPPROF_ENOMEM;
   }
+  /* Unhooked functions (UNHOOKED): a pc two or more calls below the node,
+  ** through functions whose hooks were patched out, goes to the node of its
+  ** function found below the node through such functions' nodes. */
+  const struct cpd_dump *d = p->dumps[t->dump].d;
+  uint32_t *first = NULL, *next = NULL, *stack = NULL;
+  unsigned char *unh = NULL;
+  if (!rc && d->nunhooked) {
+    first = malloc(t->nnodes * sizeof *first);
+    next = malloc(t->nnodes * sizeof *next);
+    stack = malloc(t->nnodes * sizeof *stack);
+    unh = calloc(t->nnodes, 1);
+    if (!first || !next || !stack || !unh) rc = CAPPROF_ENOMEM;
+    for (uint32_t i = 0; !rc && i < t->nnodes; i++) first[i] = next[i] = PROF_NONE;
+    for (uint32_t i = t->nnodes; !rc && i-- > 1;) {
+      uint32_t par = ct->nodes[i].parent;
+      if (par >= t->nnodes) continue;
+      next[i] = first[par];
+      first[par] = i;
+      for (uint32_t r = 0; r < d->nunhooked; r++)
+        if (ct->nodes[i].key == d->unhooked[r].key) unh[i] = 1;
+    }
+  }
   for (uint32_t j = 0; !rc && j < ct->npcs; j++) {
     const struct cpd_node_pc *e = &ct->pcs[j];
     struct prof_node *n = &t->nodes[e->node];
-    uint32_t f = pc_func(p, sym, e->pc);
+    uint32_t f = pc_func(p, sym, e->pc & ~CPD_PC_CALLER);
     /* An intercepted library function's node has the library's module: a
     ** pc in that library without its trampoline's frame (called from inside
     ** the library) stays with the node, as a library's code does. */
     if (f == PROF_NONE || f == n->func || p->funcs[f].api || p->funcs[f].zone) continue;
     uint32_t c = kids.vals[map_slot(&kids, (uint64_t)e->node << 32 | f)];
+    if (c == PROF_NONE && unh) {                /* depth first, unhooked nodes only */
+      uint32_t top = 0;
+      for (uint32_t k = first[e->node]; k != PROF_NONE; k = next[k])
+        if (unh[k]) stack[top++] = k;
+      while (top && c == PROF_NONE) {
+        uint32_t u = stack[--top];
+        c = kids.vals[map_slot(&kids, (uint64_t)u << 32 | f)];
+        for (uint32_t k = first[u]; k != PROF_NONE && top < t->nnodes; k = next[k])
+          if (unh[k]) stack[top++] = k;
+      }
+    }
     if (c == PROF_NONE) continue;
     uint32_t v = e->count < n->s_self ? (uint32_t)e->count : n->s_self;
     n->s_self -= v;
@@ -439,6 +472,10 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
     to->s_self = to->s_self > UINT32_MAX - v ? UINT32_MAX : to->s_self + v;
     p->pc_moved += v;
   }
+  free(first);
+  free(next);
+  free(stack);
+  free(unh);
   map_free(&kids);
   return rc;
 }
@@ -1029,6 +1066,7 @@ void prof_flat(struct profile *p)
     p->funcs[f].calls = p->funcs[f].timed = 0;
     p->funcs[f].throttled = 0;
     p->funcs[f].throttled_ns = 0;
+    p->funcs[f].unhooked_ns = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
@@ -1089,5 +1127,17 @@ void prof_flat(struct profile *p)
       double ns = cpd_ticks_to_ns(d, (double)rec->ticks);
       if (f->throttled && (f->throttled_ns == 0 || ns < f->throttled_ns)) f->throttled_ns = ns;
     }
+    /* Unhooked functions: their nodes carry the record's key. */
+    const struct cpd_thread *ct = NULL;
+    for (uint32_t j = 0; j < d->nthreads && d->nunhooked; j++)
+      if (d->threads[j].tid == t->tid) ct = &d->threads[j];
+    for (uint32_t i = 1; ct && i < t->nnodes && i < ct->node_count; i++)
+      for (uint32_t r = 0; r < d->nunhooked; r++) {
+        if (ct->nodes[i].key != d->unhooked[r].key) continue;
+        struct prof_func *f = &p->funcs[t->nodes[i].func];
+        double ns = cpd_ticks_to_ns(d, (double)d->unhooked[r].ticks);
+        if (ns <= 0) ns = 1;
+        if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
+      }
   }
 }

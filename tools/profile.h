@@ -64,6 +64,8 @@ struct prof_func {
   uint32_t throttled;      /* paths (nodes) of it that were throttled */
   double throttled_ns;     /* earliest throttling, ns since its dump's start
                            ** (prof_flat, from the dumps' THROTTLE records) */
+  double unhooked_ns;      /* when its hooks were patched out, ns since its
+                           ** dump's start, earliest over dumps; 0: never */
   struct prof_times t;
   /* Inclusive time summed over every activation (recursion counted at each
   ** level): divided by calls it is the mean inclusive time of one call, the

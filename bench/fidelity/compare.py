@@ -62,7 +62,11 @@ def perf_profile(path, known, runtime=frozenset()):
     out; with runtime, also those whose innermost frame is one of its names."""
     counts, used, left, inrt = {}, 0, 0, 0
     for chain in perf_samples(path):
-        if runtime and chain[0][0].split("+")[0] in runtime:
+        # the innermost frame of the program's own code: a sample in the
+        # kernel (a system call, a page fault, a signal's delivery) counts
+        # for the code that entered it
+        user = next((f for f in chain if not f[1].startswith("[kernel")), chain[0])
+        if runtime and user[0].split("+")[0] in runtime:
             inrt += 1
             continue
         name = None

@@ -36,16 +36,18 @@
 #define SP_BIAS 16u
 
 /* Codes the fast workers return to the assembly: 0 done, otherwise call the
-** slow worker with the code. THROTTLE + i: node i just completed its
-** throttling decision call (calltree_throttle_due). */
+** slow worker with the code. LEARN: a throttled node's sampled call returns
+** while this thread learns return sites to unhook (unhook.c). THROTTLE + i:
+** node i just completed its throttling decision call (calltree_throttle_due). */
 #define CODE_DONE     0u
 #define CODE_FULL     1u
-#define CODE_THROTTLE 2u
+#define CODE_LEARN    2u
+#define CODE_THROTTLE 3u
 
 int posix_fentry_enter(uintptr_t key, uintptr_t slot) CP_HIDDEN;
 void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code) CP_HIDDEN;
 uint32_t posix_fentry_exit(uintptr_t slot) CP_HIDDEN;
-void posix_fentry_exit_slow(uintptr_t slot, uint32_t code) CP_HIDDEN;
+void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr_t site) CP_HIDDEN;
 
 /* Fast entry: the caller's frame is live and strictly above, the stack has
 ** room, the callee is its parent's hot child. Cost: one TLS load, one gate
@@ -112,6 +114,7 @@ CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
   if (CP_UNLIKELY(f->sp > sp)) return CODE_DONE;     /* not recorded at entry */
   if (CP_UNLIKELY(f->kind != CP_FRAME_TIMED)) {      /* throttled */
     if (f->sp != sp || CPD_KEY_IS_ZONE(t->nodes[f->node].key)) return CODE_FULL;
+    if (f->kind == CP_FRAME_SAMPLED && t->unhook && t->unhook->active) return CODE_LEARN;
     calltree_pop_throttled(t, f);
     return CODE_DONE;
   }
@@ -128,13 +131,21 @@ CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
   return CODE_DONE;
 }
 
-CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
+/* site: the return address of `call __return__` (unhook.c). */
+CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr_t site)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;                       /* no entry was recorded */
+  if (code == CODE_LEARN) {                          /* the fast worker checked the frame */
+    uint32_t node = t->top->node;
+    calltree_pop_throttled(t, t->top);
+    unhook_seen(t, node, site);
+    return;
+  }
   if (code >= CODE_THROTTLE) {
     calltree_throttle_due(t, code - CODE_THROTTLE);
+    unhook_consider(t, code - CODE_THROTTLE, site);
     return;
   }
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
@@ -149,7 +160,10 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code)
   struct cp_node *n = &t->nodes[f->node];
   calltree_charge_frame(t, f, now);
   t->top = f - 1;
-  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) calltree_throttle_due(t, f->node);
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) {
+    calltree_throttle_due(t, f->node);
+    unhook_consider(t, f->node, site);
+  }
 }
 
 /* The offsets and values asm/fentry_x86_64.S's fast paths use. */

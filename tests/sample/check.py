@@ -132,6 +132,34 @@ def main():
         if b["self_samples"] < 0.6 * (b["self_samples"] + o["self_samples"]):
             fail("big's prologue is charged to outer: big %d, outer %d"
                  % (b["self_samples"], o["self_samples"]))
+    elif check in ("unhook", "unhook_off"):
+        # the program's output and the report: DUMP OUT REPORT
+        out, report = open(dumps[1]).read(), open(dumps[2]).read()
+        words = out.split()
+        mids = int(words[words.index("mid") + 2])
+        if "checksum ok" not in out:
+            fail("the program computed a wrong checksum: " + out)
+        leaf, mid = func(doc, "leaf"), func(doc, "mid")
+        lib = [f for f in doc["functions"] if f["name"].startswith("libuser")][0]
+        outer = func(doc, "outer")
+        print("calls: leaf %d mid %d (program: %d mid calls); samples: libuser %d outer %d"
+              % (leaf["calls"], mid["calls"], mids, lib["self_samples"], outer["self_samples"]))
+        if check == "unhook_off":
+            if "[unhooked]" in report:
+                fail("unhooked with CAPPROF_UNHOOK=off")
+            if leaf["calls"] != 2 * mids or mid["calls"] != mids:
+                fail("counts not exact without unhooking")
+        else:
+            for name in ("leaf:", "mid:", "libuser"):
+                if "\n  " + name not in report:
+                    fail("%s not listed as unhooked:\n%s" % (name, report))
+            if not (leaf["calls"] < 2 * mids and mid["calls"] < mids):
+                fail("unhooked functions counted every call")
+            # libuser's time is the C library's memset, which the stack
+            # scan charges to it though its node is no longer on top
+            if lib["self_samples"] < 3 * outer["self_samples"] or lib["self_samples"] < 200:
+                fail("memset's samples not charged to libuser: %d, outer %d"
+                     % (lib["self_samples"], outer["self_samples"]))
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

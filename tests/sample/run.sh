@@ -85,6 +85,7 @@ probe)              # hooks: samples in capprof's hooks are counted apart
   # settings (throttling on): tiny() is throttled, and compensation
   # charges it most of with_calls' work (the ordered clock read of its timed
   # calls waits for the multiply chain); the samples put the work where it is.
+  # Unhooking is off: it would patch tiny's hooks out (case unhook).
   for mode in gcc clang fentry shared; do
     case $mode in
       fentry) cc=gcc flags=$("$capprof" cflags gcc) libs=$("$capprof" ldflags --static) ;;
@@ -96,7 +97,8 @@ probe)              # hooks: samples in capprof's hooks are counted apart
     [ "$mode" != fentry ] || [ "$flags" != "${flags#-pg}" ] || continue   # not x86-64
     # shellcheck disable=SC2086
     $cc -O2 -g $flags "$here/probe.c" $libs -o probe_$mode
-    CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:100us ./probe_$mode 20 > out.txt
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" CAPPROF_SAMPLE=time:100us CAPPROF_UNHOOK=off \
+      ./probe_$mode 20 > out.txt
     check probe probe_$mode.*.capprof
     "$capprof" report --sort=cpu probe_$mode.*.capprof | tee report.txt
     grep -q "capprof's hooks and are left out" report.txt
@@ -115,6 +117,29 @@ prologue)           # a callee's prologue runs before its entry hook: charged to
     "$capprof" merge -o merged_$cc.capprof prologue_$cc.*.capprof
     check prologue merged_$cc.capprof
   done
+  ;;
+unhook)             # GCC's fentry hooks of frequent short functions patched out
+  command -v gcc >/dev/null || exit 0
+  [ -f "$build/libcapprof.a" ] && "$capprof" cflags gcc | grep -q mfentry || exit 0
+  # shellcheck disable=SC2046
+  gcc -O2 -g -fno-optimize-sibling-calls $("$capprof" cflags gcc) "$here/unhook.c" \
+    $("$capprof" ldflags --static) -o unhook_gcc
+  # sampling on: unhooked (CAPPROF_UNHOOK=auto)
+  CAPPROF_OUTPUT="$work/on.capprof" CAPPROF_SAMPLE=time:100us ./unhook_gcc 2 > on.txt
+  cat on.txt
+  "$capprof" report on.capprof > on.report
+  check unhook on.capprof on.txt on.report
+  "$capprof" tree on.capprof | grep -q '\[unhooked\]'
+  "$capprof" merge -o merged.capprof on.capprof
+  "$capprof" report merged.capprof > merged.report
+  check unhook merged.capprof on.txt merged.report
+  # unhooking off, and sampling off: every call counted
+  CAPPROF_OUTPUT="$work/off.capprof" CAPPROF_SAMPLE=time:100us CAPPROF_UNHOOK=off ./unhook_gcc 1 > off.txt
+  "$capprof" report off.capprof > off.report
+  check unhook_off off.capprof off.txt off.report
+  CAPPROF_OUTPUT="$work/nosample.capprof" ./unhook_gcc 1 > nosample.txt
+  "$capprof" report nosample.capprof > nosample.report
+  if grep -q unhooked nosample.report; then echo "FAIL: unhooked without sampling"; exit 1; fi
   ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread

@@ -1,7 +1,8 @@
 # Sampling tests (tests/sample/run.sh): CPU-time samples of programs with and
-# without hooks, threads, fork, signals, an unavailable hardware source.
+# without hooks, threads, fork, signals, an unavailable hardware source,
+# unhooking (GCC's after-inlining hooks patched out).
 foreach(case ratio ratio_timer waiter_worker threads8 fork signals hw_unavailable selfprofile
-    existing threads8_hooked probe prologue)
+    existing threads8_hooked probe prologue unhook)
   add_test(NAME sample.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sample/run.sh ${PROJECT_BINARY_DIR}
             ${PROJECT_SOURCE_DIR} ${case})

@@ -1,0 +1,282 @@
+/*
+** unhook.c (POSIX, x86-64) -- unhooking: the hooks of a throttled function
+** patched out of its machine code, in GCC's after-inlining mode (fentry.c).
+**
+** Throttling (throttle.c) stops timing a frequent, short leaf, but its two
+** hooks still run on every call. On Lua built with GCC's recommended flags,
+** hook code was three quarters of the run, and what the hooks do to the code
+** around them (cache and out-of-order work) moved the program's own profile
+** 0.16 from the plain build's (docs/performance.md): more than what can be
+** measured inside it. Unhooking removes them, once process-wide sampling
+** (CAPPROF_SAMPLE) gives the function's time by program counter, or always
+** with CAPPROF_UNHOOK=on.
+**
+** What is patched: the `call __fentry__` at the function's start (5 bytes, 6
+** with the addr32 prefix the linker leaves under PIE, or `call *GOT(%rip)`)
+** and each `call __return__` it was seen to return through become a 2-byte
+** short jump to the end of that call.
+**
+** Which return sites: __return__ has no key, so a function's own cannot be
+** told from the code alone. After the throttling decision (made in one of
+** the function's returns, whose site is the first one known), the node's
+** calls timed as samples (one in P, CP_FRAME_SAMPLED) come here from the exit
+** hook with their return site; after LEARN_SAMPLES of them the entry and the
+** sites seen are patched. A return site never seen (a rare path) stays a call
+** to __return__, which finds no frame of its own and returns at once.
+**
+** How: each patch is one 16-bit store, atomic because it lies within one
+** cache line, done while the page is writable (mprotect, then back to read
+** and execute) under a process-wide lock that is only ever tried, never
+** waited for. A thread running the code meanwhile executes either the old
+** call, which the hooks handle as before (a throttled node), or the jump:
+** the way LLVM's XRay patches its sleds in a running process. A 5-byte call
+** is patched at its `e8` whether or not an addr32 prefix precedes it: that
+** prefix on a short jump changes nothing. Each byte pattern is checked first,
+** the call's target too (directly, or through the PLT's jump or a GOT slot).
+**
+** What it costs the profile: an unhooked function's calls are no longer
+** counted; its nodes keep what they had, and the dump lists it with the time
+** it was unhooked (section UNHOOKED). Its time goes to its caller's self,
+** and samples in its code are charged back to it by program counter when it
+** is a callee of the node on top (tools/profile.c). It stays unhooked in a
+** fork child and after capprof_reset. If mprotect fails (a policy against
+** writable code), nothing is patched from then on.
+*/
+#include <string.h>
+#include <sys/mman.h>
+
+#include "posix.h"
+
+void __fentry__(void);
+void __return__(void);
+
+#define LEARN_SAMPLES 48u      /* sampled returns before the patch (~1,500 calls) */
+#define GATE_BUSY     0xFFFFFFFFu
+
+static volatile uint32_t patch_lock;
+
+struct unhook_find { uint64_t key; int found; };
+
+static void find_rec(void *ctx, uint64_t key, uint64_t ticks)
+{
+  struct unhook_find *c = ctx;
+  (void)ticks;
+  if (key == c->key) c->found = 1;
+}
+static volatile int refused;   /* mprotect failed once: never again */
+
+/* Where a call instruction ending at end goes: its rel32 target, or 0 when
+** the byte before the displacement is not e8. */
+static uintptr_t rel32_target(uintptr_t end)
+{
+  const unsigned char *p = (const unsigned char *)end;
+  if (p[-5] != 0xE8) return 0;
+  int32_t rel;
+  memcpy(&rel, p - 4, 4);
+  return end + (uintptr_t)(intptr_t)rel;
+}
+
+/* Whether code at a (a call's target) is hook, directly or through a PLT
+** entry (`jmp *GOT(%rip)`, or `endbr64; bnd jmp *GOT(%rip)` in .plt.sec). */
+static int reaches(uintptr_t a, uintptr_t hook)
+{
+  if (a == hook) return 1;
+  const unsigned char *p = (const unsigned char *)a;
+  int32_t rel;
+  if (p[0] == 0xFF && p[1] == 0x25) {
+    memcpy(&rel, p + 2, 4);
+    return *(const uintptr_t *)(a + 6 + (uintptr_t)(intptr_t)rel) == hook;
+  }
+  if (p[0] == 0xF3 && p[1] == 0x0F && p[2] == 0x1E && p[3] == 0xFA &&   /* endbr64 */
+      p[4] == 0xF2 && p[5] == 0xFF && p[6] == 0x25) {
+    memcpy(&rel, p + 7, 4);
+    return *(const uintptr_t *)(a + 11 + (uintptr_t)(intptr_t)rel) == hook;
+  }
+  return 0;
+}
+
+/* The patch for the hook call ending at end: where to write the 2-byte jump
+** and its value. 0: patched already (a jump there to end). -1: not a call of
+** hook that we know. */
+static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp)
+{
+  const unsigned char *p = (const unsigned char *)end;
+  if (p[-5] == 0xEB && p[-4] == 0x03) return 0;
+  if (p[-6] == 0xEB && p[-5] == 0x04) return 0;
+  uintptr_t to = rel32_target(end);
+  if (to && reaches(to, hook)) {
+    *at = end - 5;
+    *jmp = 0x03EB;                             /* jmp .+5: eb 03 */
+    return 1;
+  }
+  if (p[-6] == 0xFF && p[-5] == 0x15) {        /* call *disp32(%rip) */
+    int32_t rel;
+    memcpy(&rel, p - 4, 4);
+    if (*(const uintptr_t *)(end + (uintptr_t)(intptr_t)rel) == hook) {
+      *at = end - 6;
+      *jmp = 0x04EB;                           /* jmp .+6: eb 04 */
+      return 1;
+    }
+  }
+  return -1;
+}
+
+/* Store v at at, one 16-bit write, the page made writable meanwhile. */
+static int poke16(uintptr_t at, uint16_t v)
+{
+  if ((at & 63) == 63) return -1;              /* across a cache line: not atomic */
+  uintptr_t pg = (uintptr_t)os_page_size();
+  uintptr_t first = at & ~(pg - 1), last = (at + 1) & ~(pg - 1);
+  size_t len = (size_t)(last - first + pg);
+  if (mprotect((void *)first, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+    refused = 1;
+    return -1;
+  }
+  __asm__ __volatile__("movw %1, (%0)" : : "r"(at), "r"(v) : "memory");
+  mprotect((void *)first, len, PROT_READ | PROT_EXEC);
+  return 0;
+}
+
+/* Patch the entry at key and the return sites; log the function when its
+** entry changed now. 1 when the entry is patched (now or before). Under
+** patch_lock. */
+static int patch(const struct cp_unhook_learn *l)
+{
+  uintptr_t at;
+  uint16_t jmp;
+  int e = hook_call(l->key, (uintptr_t)__fentry__, &at, &jmp);
+  if (e < 0) return 0;
+  /* Return sites first: a call entered meanwhile still finds its exit. */
+  for (uint32_t k = 0; k < l->nsites && !refused; k++) {
+    uintptr_t rat;
+    uint16_t rjmp;
+    if (hook_call(l->sites[k], (uintptr_t)__return__, &rat, &rjmp) == 1) poke16(rat, rjmp);
+  }
+  if (e == 0) return 1;
+  if (refused || poke16(at, jmp) != 0) return 0;
+  unhook_log(l->key, cp_now());
+  return 1;
+}
+
+static int is_unhooked(uint64_t key)
+{
+  struct unhook_find c = { key & ~CP_KEY_THROTTLED, 0 };
+  unhook_records(find_rec, &c);
+  return c.found;
+}
+
+/* Whether the function of node i may lose its hooks, as far as t saw it:
+** every callee below any of its call paths is unhooked already, so no call
+** path of it that t ran deep is cut (node i itself was found frequent and
+** short by throttling). */
+static int function_ok(struct cp_thread *t, uint32_t i)
+{
+  uint64_t key = t->nodes[i].key | CP_KEY_THROTTLED;
+  uint32_t nn = t->nnodes;
+  for (uint32_t k = CP_FIRST_NODE; k < nn; k++) {
+    const struct cp_node *x = &t->nodes[k];
+    if (x->parent < CP_FIRST_NODE || x->parent >= nn) continue;
+    if ((t->nodes[x->parent].key | CP_KEY_THROTTLED) == key && !is_unhooked(x->key)) return 0;
+  }
+  return 1;
+}
+
+/* Begin learning node i's return sites (site: one, or 0). */
+static void learn(struct cp_thread *t, uint32_t i, uintptr_t site)
+{
+  struct cp_unhook *u = unhook_state(t);
+  if (!u) return;
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++) {
+    struct cp_unhook_learn *l = &u->e[k];
+    if (l->node == i) return;
+    if (l->node) continue;
+    l->node = i;
+    l->key = (uintptr_t)(t->nodes[i].key & ~CP_KEY_THROTTLED);
+    l->seen = 0;
+    l->nsites = site != 0;
+    l->sites[0] = site;
+    u->active++;
+    return;
+  }
+}
+
+/* Node i of t just completed its throttling decision call, in a return
+** through site. Throttled (a leaf), or with only unhooked callees and short
+** on average, it begins learning. */
+CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site)
+{
+  if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
+  struct cp_node *n = &t->nodes[i];
+  if (CPD_KEY_IS_SPECIAL(n->key)) return;
+  uintptr_t at;
+  uint16_t jmp;
+  if (hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), (uintptr_t)__fentry__, &at, &jmp) != 1)
+    return;
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;
+  if (function_ok(t, i)) {
+    if (n->key & CP_KEY_THROTTLED) {
+      learn(t, i, site);
+    } else if (n->calls > 1) {
+      uint64_t limit = throttle_limit_ticks();
+      uint64_t avg = (n->incl - n->max) / (n->calls - 1);
+      if (limit && avg < limit && throttle_node(t, i) == 0) learn(t, i, site);
+    }
+  }
+  t->gate = saved;
+}
+
+/* The function of key was unhooked: its callers in t whose callees are now
+** all unhooked and that pass throttling's test (frequent, and short on
+** average, their longest call left out) are throttled and learn in turn. */
+static void cascade(struct cp_thread *t, uint64_t key)
+{
+  key |= CP_KEY_THROTTLED;
+  uint32_t nn = t->nnodes;
+  for (uint32_t k = CP_FIRST_NODE; k < nn; k++) {
+    const struct cp_node *x = &t->nodes[k];
+    if ((x->key | CP_KEY_THROTTLED) != key) continue;
+    uint32_t p = x->parent;
+    if (p < CP_FIRST_NODE || p >= nn) continue;
+    struct cp_node *parent = &t->nodes[p];
+    if (CPD_KEY_IS_SPECIAL(parent->key) || (parent->key & CP_KEY_THROTTLED) ||
+        parent->calls < cp_g.throttle_calls)
+      continue;
+    uintptr_t at;
+    uint16_t jmp;
+    if (hook_call((uintptr_t)parent->key, (uintptr_t)__fentry__, &at, &jmp) != 1) continue;
+    uint64_t limit = throttle_limit_ticks();
+    uint64_t avg = (parent->incl - parent->max) / (parent->calls - 1);
+    if (limit && avg < limit && function_ok(t, p) && throttle_node(t, p) == 0) learn(t, p, 0);
+  }
+}
+
+/* A sampled call of a node of t returned through site: note the site, and
+** patch once the node has been seen enough. The caller popped the frame. */
+CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site)
+{
+  struct cp_unhook *u = t->unhook;
+  struct cp_unhook_learn *l = NULL;
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS && !l; k++)
+    if (u->e[k].node == node) l = &u->e[k];
+  if (!l) return;
+  uint32_t k = 0;
+  while (k < l->nsites && l->sites[k] != site) k++;
+  if (k == l->nsites && k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
+  if (++l->seen < LEARN_SAMPLES) return;
+  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) return;   /* next time */
+  uint64_t since = cp_now();
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
+  os_errsave e = os_save_errors();
+  int done = !refused && patch(l);
+  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+  uint64_t key = l->key;
+  l->node = 0;
+  u->active--;
+  if (done && !refused && unhook_wanted()) cascade(t, key);
+  os_restore_errors(e);
+  t->gate = saved;
+  uint64_t now = cp_now();
+  if (now > since) t->debt += now - since;     /* in no call's time */
+}

@@ -1,0 +1,71 @@
+/*
+** unhook.c -- unhooking (src/posix/unhook.c), built with GCC's after-inlining
+** hooks: leaf() (two return paths) and mid(), its only caller, are frequent
+** and short, so leaf is unhooked and then mid; libuser() clears a buffer with
+** the C library's memset, whose samples must still be charged to libuser
+** once it has no hooks. outer() runs the loop. Prints a checksum, which must
+** not depend on the hooks.
+**   unhook SECONDS
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile unsigned sink;
+static size_t clear_bytes = 16384;
+
+__attribute__((noinline)) static unsigned leaf(unsigned x)
+{
+  if (x & 1) return x * 3u + 1u;
+  return x >> 1;
+}
+
+__attribute__((noinline)) static unsigned mid(unsigned x)
+{
+  return leaf(x) + leaf(x + 1u);
+}
+
+__attribute__((noinline)) static void libuser(unsigned char *buf, unsigned x)
+{
+  memset(buf, (int)(x & 0xFF), clear_bytes);
+  sink += buf[x % clear_bytes];
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) static unsigned long outer(double seconds, unsigned long *rounds)
+{
+  static unsigned char buf[1 << 16];
+  unsigned long acc = 0, n = 0;
+  double end = now() + seconds;
+  while (n < 1000 || now() < end) {
+    for (unsigned i = 0; i < 1000; i++) acc += mid((unsigned)(n * 1000 + i));
+    for (unsigned i = 0; i < 40; i++) libuser(buf, (unsigned)(n + i));
+    n++;
+  }
+  *rounds = n;
+  return acc;
+}
+
+int main(int argc, char **argv)
+{
+  double seconds = argc > 1 ? atof(argv[1]) : 2.0;
+  if (argc > 2) clear_bytes = (size_t)atol(argv[2]);
+  unsigned long rounds, acc = outer(seconds, &rounds);
+  /* The same sums without calls: what the program must print. */
+  unsigned long want = 0;
+  for (unsigned long n = 0; n < rounds; n++)
+    for (unsigned i = 0; i < 1000; i++) {
+      unsigned x = (unsigned)(n * 1000 + i), y = x + 1u;
+      want += ((x & 1) ? x * 3u + 1u : x >> 1) + ((y & 1) ? y * 3u + 1u : y >> 1);
+    }
+  printf("rounds %lu mid calls %lu libuser calls %lu checksum %s\n", rounds, rounds * 1000,
+         rounds * 40, acc == want ? "ok" : "WRONG");
+  return acc == want ? 0 : 1;
+}
