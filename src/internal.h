@@ -342,8 +342,10 @@ struct cp_unhook_learn {
   uint32_t node;                /* 0: free */
   uint32_t seen;                /* sampled returns so far */
   uint32_t nsites;
-  uint32_t pad_;
-  uintptr_t key;                /* the entry hook's return address */
+  uint32_t kind;                /* CP_PROBE_FENTRY or CP_PROBE_CYG */
+  uintptr_t key;                /* the node's key: fentry's return address,
+                                ** or the function (-finstrument-functions) */
+  uintptr_t entry;              /* the entry hook call's return address */
   uintptr_t sites[CP_UNHOOK_SITES]; /* return addresses of `call __return__` */
 };
 struct cp_unhook {
@@ -364,10 +366,14 @@ void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
 struct cp_unhook *unhook_state(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_free(struct cp_thread *t) CP_HIDDEN;
-/* src/posix/unhook.c: node i was just throttled in a return through site;
-** a sampled call of node returned through site (its frame popped). */
-void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site) CP_HIDDEN;
+/* src/posix/unhook.c (x86-64): node i just completed its throttling
+** decision call, returning through the exit hook call at site (kind:
+** CP_PROBE_*); a sampled call of node returned through site (its frame
+** popped); a sampled call of node entered through the entry hook call at
+** site (-finstrument-functions, whose keys are not call sites). */
+void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind) CP_HIDDEN;
 void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
+void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 
@@ -903,7 +909,9 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 ** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
 ** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
 ** read, 4 loads, 5 stores, 4 predictable branches (min, max, throttling's
-** decision call: one compare with a value in the line of cp_g.gate). */
+** decision call: one compare with a value in the line of cp_g.gate).
+** 2: done, and the popped frame's node (t->top + 1) just made its
+** throttling decision call. */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;
@@ -932,8 +940,10 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
     return 0;
   calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
-  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
+  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) {
     calltree_throttle_due(t, f->node);
+    return 2;                                /* the popped frame's node: decided */
+  }
   return 1;
 }
 

@@ -427,14 +427,15 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
   ** through functions whose hooks were patched out, goes to the node of its
   ** function found below the node through such functions' nodes. */
   const struct cpd_dump *d = p->dumps[t->dump].d;
-  uint32_t *first = NULL, *next = NULL, *stack = NULL;
-  unsigned char *unh = NULL;
+  uint32_t *first = NULL, *next = NULL, *stack = NULL, ndump = t->nnodes;
+  unsigned char *unh = NULL, *funh = NULL;
   if (!rc && d->nunhooked) {
     first = malloc(t->nnodes * sizeof *first);
     next = malloc(t->nnodes * sizeof *next);
     stack = malloc(t->nnodes * sizeof *stack);
     unh = calloc(t->nnodes, 1);
-    if (!first || !next || !stack || !unh) rc = CAPPROF_ENOMEM;
+    funh = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+    if (!first || !next || !stack || !unh || !funh) rc = CAPPROF_ENOMEM;
     for (uint32_t i = 0; !rc && i < t->nnodes; i++) first[i] = next[i] = PROF_NONE;
     for (uint32_t i = t->nnodes; !rc && i-- > 1;) {
       uint32_t par = ct->nodes[i].parent;
@@ -442,7 +443,7 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
       next[i] = first[par];
       first[par] = i;
       for (uint32_t r = 0; r < d->nunhooked; r++)
-        if (ct->nodes[i].key == d->unhooked[r].key) unh[i] = 1;
+        if (ct->nodes[i].key == d->unhooked[r].key) unh[i] = funh[t->nodes[i].func] = 1;
     }
   }
   for (uint32_t j = 0; !rc && j < ct->npcs; j++) {
@@ -460,9 +461,34 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
         if (unh[k]) stack[top++] = k;
       while (top && c == PROF_NONE) {
         uint32_t u = stack[--top];
+        if (u >= ndump) continue;
         c = kids.vals[map_slot(&kids, (uint64_t)u << 32 | f)];
-        for (uint32_t k = first[u]; k != PROF_NONE && top < t->nnodes; k = next[k])
+        for (uint32_t k = first[u]; k != PROF_NONE && top < ndump; k = next[k])
           if (unh[k]) stack[top++] = k;
+      }
+      /* An unhooked function under a call path first taken after it lost
+      ** its hooks has no node there: one is added, with no calls. */
+      if (c == PROF_NONE && funh[f]) {
+        if (t->nnodes == t->cap) {
+          uint32_t cap = t->cap * 2 + 16;
+          struct prof_node *nn = realloc(t->nodes, cap * sizeof *nn);
+          if (!nn) {
+            rc = CAPPROF_ENOMEM;
+            break;
+          }
+          t->nodes = nn;
+          t->cap = cap;
+          n = &t->nodes[e->node];
+        }
+        c = t->nnodes++;
+        memset(&t->nodes[c], 0, sizeof t->nodes[c]);
+        t->nodes[c].func = f;
+        t->nodes[c].parent = e->node;
+        uint64_t k = (uint64_t)e->node << 32 | f;
+        if (map_put(&kids, map_slot(&kids, k), k, c) != 0) {
+          rc = CAPPROF_ENOMEM;
+          break;
+        }
       }
     }
     if (c == PROF_NONE) continue;
@@ -476,6 +502,7 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
   free(next);
   free(stack);
   free(unh);
+  free(funh);
   map_free(&kids);
   return rc;
 }

@@ -145,7 +145,7 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
   }
   if (code >= CODE_THROTTLE) {
     calltree_throttle_due(t, code - CODE_THROTTLE);
-    unhook_consider(t, code - CODE_THROTTLE, site);
+    unhook_consider(t, code - CODE_THROTTLE, site, CP_PROBE_FENTRY);
     return;
   }
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
@@ -162,7 +162,7 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
   t->top = f - 1;
   if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) {
     calltree_throttle_due(t, f->node);
-    unhook_consider(t, f->node, site);
+    unhook_consider(t, f->node, site, CP_PROBE_FENTRY);
   }
 }
 

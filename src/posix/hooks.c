@@ -8,6 +8,13 @@
 
 #define HOOK_API __attribute__((visibility("default"))) CP_NOINSTR
 
+/* Unhooking (unhook.c) patches x86-64 code only. */
+#if defined(__x86_64__)
+#  define CP_UNHOOK 1
+#else
+#  define CP_UNHOOK 0
+#endif
+
 HOOK_API void __cyg_profile_func_enter(void *fn, void *site);
 HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 
@@ -49,9 +56,23 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
   if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) &&
-      CP_LIKELY(cp_hot_enter_try(t, (uint64_t)(uintptr_t)fn, sp)))
+      CP_LIKELY(cp_hot_enter_try(t, (uint64_t)(uintptr_t)fn, sp))) {
+#if CP_UNHOOK
+    /* A throttled call timed as a sample (one in P): unhooking learns
+    ** where its entry hook is called from. */
+    if (CP_UNLIKELY(t->top->kind == CP_FRAME_SAMPLED) && t->unhook && t->unhook->active)
+      unhook_entry_site(t, t->top->node, (uintptr_t)__builtin_return_address(0));
+#endif
     return;
+  }
   enter_slow(fn, sp);
+#if CP_UNHOOK
+  /* The state may be gone (the process is ending): only while in step. */
+  t = posix_tls;
+  if (t && t->gate == cp_g.gate && t->unhook && t->unhook->active &&
+      t->top->kind == CP_FRAME_SAMPLED)
+    unhook_entry_site(t, t->top->node, (uintptr_t)__builtin_return_address(0));
+#endif
 }
 
 /* Cost (fast path, see cp_hot_exit_try): one TLS load, one gate load and
@@ -61,9 +82,29 @@ CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
   (void)site;
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) &&
-      CP_LIKELY(cp_hot_exit_try(t, (uint64_t)(uintptr_t)fn, sp)))
-    return;
+  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate)) {
+#if CP_UNHOOK
+    /* Unhooking learns the exit hook's call sites from sampled returns. */
+    if (CP_UNLIKELY(t->unhook != NULL) && t->unhook->active &&
+        t->top->kind == CP_FRAME_SAMPLED) {
+      struct cp_frame *f = t->top;
+      uint32_t node = f->node;
+      exit_slow(fn, sp);
+      if (t->top == f - 1) unhook_seen(t, node, (uintptr_t)__builtin_return_address(0));
+      return;
+    }
+#endif
+    int r = cp_hot_exit_try(t, (uint64_t)(uintptr_t)fn, sp);
+    if (CP_LIKELY(r == 1)) return;
+#if CP_UNHOOK
+    if (r == 2) {
+      unhook_consider(t, (t->top + 1)->node, (uintptr_t)__builtin_return_address(0),
+                      CP_PROBE_CYG);
+      return;
+    }
+#endif
+    if (r) return;
+  }
   exit_slow(fn, sp);
 }
 

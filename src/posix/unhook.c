@@ -49,6 +49,19 @@
 
 void __fentry__(void);
 void __return__(void);
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+
+/* The entry and exit hooks of each kind (CP_PROBE_*). */
+static uintptr_t entry_hook(uint32_t kind)
+{
+  return kind == CP_PROBE_FENTRY ? (uintptr_t)__fentry__ : (uintptr_t)__cyg_profile_func_enter;
+}
+
+static uintptr_t exit_hook(uint32_t kind)
+{
+  return kind == CP_PROBE_FENTRY ? (uintptr_t)__return__ : (uintptr_t)__cyg_profile_func_exit;
+}
 
 #define LEARN_SAMPLES 48u      /* sampled returns before the patch (~1,500 calls) */
 #define GATE_BUSY     0xFFFFFFFFu
@@ -137,6 +150,31 @@ static int poke16(uintptr_t at, uint16_t v)
   return 0;
 }
 
+/* -finstrument-functions: whether the few instructions before the entry
+** hook call at call load fn, as Clang and GCC do for its first argument:
+** `lea fn(%rip), %reg` (REX.W 8d /r, RIP-relative; Clang keeps fn in a
+** callee-saved register for the exit hook) or `mov $fn, %edi` (bf imm32).
+** So the entry site learnt belongs to the function that is unhooked. */
+static int passes_fn(uintptr_t call, uintptr_t fn)
+{
+  const unsigned char *p = (const unsigned char *)call;
+  int most = (call & 4095) < 32 ? (int)(call & 4095) : 32;    /* within the page */
+  for (int back = 5; back <= most; back++) {
+    const unsigned char *q = p - back;
+    int32_t d;
+    if ((q[0] == 0x48 || q[0] == 0x4C) && q[1] == 0x8D && (q[2] & 0xC7) == 0x05 && back >= 7) {
+      memcpy(&d, q + 3, 4);
+      if ((uintptr_t)(q + 7) + (uintptr_t)(intptr_t)d == fn) return 1;
+    }
+    if (q[0] == 0xBF) {
+      uint32_t imm;
+      memcpy(&imm, q + 1, 4);
+      if ((uintptr_t)imm == fn) return 1;
+    }
+  }
+  return 0;
+}
+
 /* Patch the entry at key and the return sites; log the function when its
 ** entry changed now. 1 when the entry is patched (now or before). Under
 ** patch_lock. */
@@ -144,13 +182,13 @@ static int patch(const struct cp_unhook_learn *l)
 {
   uintptr_t at;
   uint16_t jmp;
-  int e = hook_call(l->key, (uintptr_t)__fentry__, &at, &jmp);
-  if (e < 0) return 0;
+  int e = hook_call(l->entry, entry_hook(l->kind), &at, &jmp);
+  if (e < 0 || (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(at, l->key))) return 0;
   /* Return sites first: a call entered meanwhile still finds its exit. */
   for (uint32_t k = 0; k < l->nsites && !refused; k++) {
     uintptr_t rat;
     uint16_t rjmp;
-    if (hook_call(l->sites[k], (uintptr_t)__return__, &rat, &rjmp) == 1) poke16(rat, rjmp);
+    if (hook_call(l->sites[k], exit_hook(l->kind), &rat, &rjmp) == 1) poke16(rat, rjmp);
   }
   if (e == 0) return 1;
   if (refused || poke16(at, jmp) != 0) return 0;
@@ -182,7 +220,7 @@ static int function_ok(struct cp_thread *t, uint32_t i)
 }
 
 /* Begin learning node i's return sites (site: one, or 0). */
-static void learn(struct cp_thread *t, uint32_t i, uintptr_t site)
+static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   struct cp_unhook *u = unhook_state(t);
   if (!u) return;
@@ -192,6 +230,8 @@ static void learn(struct cp_thread *t, uint32_t i, uintptr_t site)
     if (l->node) continue;
     l->node = i;
     l->key = (uintptr_t)(t->nodes[i].key & ~CP_KEY_THROTTLED);
+    l->kind = kind;
+    l->entry = kind == CP_PROBE_FENTRY ? l->key : 0;
     l->seen = 0;
     l->nsites = site != 0;
     l->sites[0] = site;
@@ -203,24 +243,28 @@ static void learn(struct cp_thread *t, uint32_t i, uintptr_t site)
 /* Node i of t just completed its throttling decision call, in a return
 ** through site. Throttled (a leaf), or with only unhooked callees and short
 ** on average, it begins learning. */
-CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site)
+CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
   struct cp_node *n = &t->nodes[i];
   if (CPD_KEY_IS_SPECIAL(n->key)) return;
   uintptr_t at;
   uint16_t jmp;
-  if (hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), (uintptr_t)__fentry__, &at, &jmp) != 1)
+  /* The hooks are ours to patch: fentry's entry (its key), the exit's site
+  ** (not GCC's -finstrument-functions tail jump to the exit hook). */
+  if (kind == CP_PROBE_FENTRY &&
+      hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), &at, &jmp) != 1)
     return;
+  if (hook_call(site, exit_hook(kind), &at, &jmp) != 1) return;
   uint32_t saved = t->gate;
   t->gate = GATE_BUSY;
   if (function_ok(t, i)) {
     if (n->key & CP_KEY_THROTTLED) {
-      learn(t, i, site);
+      learn(t, i, site, kind);
     } else if (n->calls > 1) {
       uint64_t limit = throttle_limit_ticks();
       uint64_t avg = (n->incl - n->max) / (n->calls - 1);
-      if (limit && avg < limit && throttle_node(t, i) == 0) learn(t, i, site);
+      if (limit && avg < limit && throttle_node(t, i) == 0) learn(t, i, site, kind);
     }
   }
   t->gate = saved;
@@ -229,7 +273,7 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
 /* The function of key was unhooked: its callers in t whose callees are now
 ** all unhooked and that pass throttling's test (frequent, and short on
 ** average, their longest call left out) are throttled and learn in turn. */
-static void cascade(struct cp_thread *t, uint64_t key)
+static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
 {
   key |= CP_KEY_THROTTLED;
   uint32_t nn = t->nnodes;
@@ -244,10 +288,12 @@ static void cascade(struct cp_thread *t, uint64_t key)
       continue;
     uintptr_t at;
     uint16_t jmp;
-    if (hook_call((uintptr_t)parent->key, (uintptr_t)__fentry__, &at, &jmp) != 1) continue;
+    if (kind == CP_PROBE_FENTRY &&
+        hook_call((uintptr_t)parent->key, entry_hook(kind), &at, &jmp) != 1)
+      continue;
     uint64_t limit = throttle_limit_ticks();
     uint64_t avg = (parent->incl - parent->max) / (parent->calls - 1);
-    if (limit && avg < limit && function_ok(t, p) && throttle_node(t, p) == 0) learn(t, p, 0);
+    if (limit && avg < limit && function_ok(t, p) && throttle_node(t, p) == 0) learn(t, p, 0, kind);
   }
 }
 
@@ -264,6 +310,13 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   while (k < l->nsites && l->sites[k] != site) k++;
   if (k == l->nsites && k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
   if (++l->seen < LEARN_SAMPLES) return;
+  if (!l->entry) {                             /* no sampled entry seen yet */
+    if (l->seen >= 8 * LEARN_SAMPLES) {
+      l->node = 0;
+      u->active--;
+    }
+    return;
+  }
   if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) return;   /* next time */
   uint64_t since = cp_now();
   uint32_t saved = t->gate;
@@ -272,11 +325,21 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   int done = !refused && patch(l);
   __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
   uint64_t key = l->key;
+  uint32_t kind = l->kind;
   l->node = 0;
   u->active--;
-  if (done && !refused && unhook_wanted()) cascade(t, key);
+  if (done && !refused && unhook_wanted()) cascade(t, key, kind);
   os_restore_errors(e);
   t->gate = saved;
   uint64_t now = cp_now();
   if (now > since) t->debt += now - since;     /* in no call's time */
+}
+
+/* A sampled call of node entered through the entry hook call returning to
+** site (-finstrument-functions): the entry to patch, checked at the patch. */
+CP_PROBE_CODE void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site)
+{
+  struct cp_unhook *u = t->unhook;
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node == node) u->e[k].entry = site;
 }

@@ -118,7 +118,7 @@ prologue)           # a callee's prologue runs before its entry hook: charged to
     check prologue merged_$cc.capprof
   done
   ;;
-unhook)             # GCC's fentry hooks of frequent short functions patched out
+unhook)             # the hooks of frequent short functions patched out (GCC fentry, Clang)
   command -v gcc >/dev/null || exit 0
   [ -f "$build/libcapprof.a" ] && "$capprof" cflags gcc | grep -q mfentry || exit 0
   # shellcheck disable=SC2046
@@ -140,6 +140,15 @@ unhook)             # GCC's fentry hooks of frequent short functions patched out
   CAPPROF_OUTPUT="$work/nosample.capprof" ./unhook_gcc 1 > nosample.txt
   "$capprof" report nosample.capprof > nosample.report
   if grep -q unhooked nosample.report; then echo "FAIL: unhooked without sampling"; exit 1; fi
+  # Clang's __cyg_profile_func_* hooks after inlining: entry sites learnt too
+  if command -v clang >/dev/null; then
+    clang -O2 -g -fno-optimize-sibling-calls -finstrument-functions-after-inlining \
+      "$here/unhook.c" "$build/libcapprof.a" -lpthread -ldl -o unhook_clang
+    CAPPROF_OUTPUT="$work/clang.capprof" CAPPROF_SAMPLE=time:100us ./unhook_clang 2 > clang.txt
+    cat clang.txt
+    "$capprof" report clang.capprof > clang.report
+    check unhook clang.capprof clang.txt clang.report
+  fi
   ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
