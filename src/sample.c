@@ -221,9 +221,9 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
 }
 
 /* A sample outside the executable's code (in a library) is charged, in the
-** (node, pc) table, to the innermost call the executable made that the
-** stack still shows: the first word above the stack pointer that is a
-** return address into the executable (the bytes before it a call). So a
+** (node, pc) table, to the executable's call into the library that the
+** stack shows: the first word above the stack pointer that is a return
+** address into the executable whose call goes to a library. So a
 ** library call made by an unhooked function (unhook.c), whose node is not
 ** on top, can still be charged to it by the tool. The pair's pc is that
 ** return address minus one with SAMPLE_PC_CALLER set (docs/dump-format.md);
@@ -232,15 +232,25 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
 #define SAMPLE_SCAN_WORDS 128u
 static uintptr_t exe_lo, exe_hi;           /* the executable's code, once sampling starts */
 
+/* Whether v follows a call from the executable into a library: `call rel32`
+** to a PLT entry (`jmp *GOT(%rip)`, or with `endbr64` first) or out of the
+** executable, or `call *GOT(%rip)` (-fno-plt). Only such a call starts a
+** library's frames; a return address of a call within the executable above
+** the pc is a stale word of the library's frames as often as a real one. */
 static int after_call(uintptr_t v)
 {
   const unsigned char *p = (const unsigned char *)v;
   if (v - 7 < exe_lo || v >= exe_hi) return 0;
-  if (p[-5] == 0xE8) return 1;                                   /* call rel32 */
-  if (p[-6] == 0xFF && (p[-5] == 0x15 || (p[-5] & 0xF8) == 0x90)) return 1; /* call *disp32(...) */
-  if (p[-2] == 0xFF && (p[-1] & 0xF8) == 0xD0) return 1;         /* call *%reg */
-  if (p[-3] == 0x41 && p[-2] == 0xFF && (p[-1] & 0xF8) == 0xD0) return 1;   /* call *%r8-15 */
-  if (p[-3] == 0xFF && (p[-2] & 0x38) == 0x10 && (p[-2] & 0xC0) == 0x40) return 1; /* disp8 */
+  if (p[-6] == 0xFF && p[-5] == 0x15) return 1;
+  if (p[-5] != 0xE8) return 0;
+  int32_t rel;
+  memcpy(&rel, p - 4, 4);
+  uintptr_t to = v + (uintptr_t)(intptr_t)rel;
+  if (to < exe_lo || to >= exe_hi - 16) return 1;
+  const unsigned char *q = (const unsigned char *)to;
+  if (q[0] == 0xFF && q[1] == 0x25) return 1;
+  if (q[0] == 0xF3 && q[1] == 0x0F && q[2] == 0x1E && q[3] == 0xFA)       /* endbr64 */
+    return (q[4] == 0xFF && q[5] == 0x25) || (q[4] == 0xF2 && q[5] == 0xFF && q[6] == 0x25);
   return 0;
 }
 

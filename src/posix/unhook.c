@@ -24,11 +24,12 @@
 ** sites seen are patched. A return site never seen (a rare path) stays a call
 ** to __return__, which finds no frame of its own and returns at once.
 **
-** How: each patch is one 16-bit store, atomic because it lies within one
-** cache line, done while the page is writable (mprotect, then back to read
-** and execute) under a process-wide lock that is only ever tried, never
-** waited for. A thread running the code meanwhile executes either the old
-** call, which the hooks handle as before (a throttled node), or the jump:
+** How: each patch is one 16-bit store within one 16-byte block (so within
+** a cache line, which makes it atomic, and within one instruction-fetch
+** block), done while the page is writable (mprotect, then back to read and
+** execute) under a process-wide lock that is only ever tried, never waited
+** for. A thread running the code meanwhile executes either the old call,
+** which the hooks handle as before (a throttled node), or the jump:
 ** the way LLVM's XRay patches its sleds in a running process. A 5-byte call
 ** is patched at its `e8` whether or not an addr32 prefix precedes it: that
 ** prefix on a short jump changes nothing. Each byte pattern is checked first,
@@ -52,7 +53,9 @@ void __return__(void);
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 
-/* The entry and exit hooks of each kind (CP_PROBE_*). */
+/* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
+** pair, or -finstrument-functions' (whose key is the function, so that its
+** entry hook call is learnt like the exit's). */
 static uintptr_t entry_hook(uint32_t kind)
 {
   return kind == CP_PROBE_FENTRY ? (uintptr_t)__fentry__ : (uintptr_t)__cyg_profile_func_enter;
@@ -137,7 +140,9 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp
 /* Store v at at, one 16-bit write, the page made writable meanwhile. */
 static int poke16(uintptr_t at, uint16_t v)
 {
-  if ((at & 63) == 63) return -1;              /* across a cache line: not atomic */
+  /* Within one 16-byte block: one store, atomic (it is within a cache line),
+  ** and one instruction-fetch block, so that no fetch sees half of it. */
+  if ((at & 15) == 15) return -1;
   uintptr_t pg = (uintptr_t)os_page_size();
   uintptr_t first = at & ~(pg - 1), last = (at + 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
