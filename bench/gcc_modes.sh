@@ -41,10 +41,12 @@ variants=(
   "g++ -finstrument-functions, headers excluded|g++|-finstrument-functions -finstrument-functions-exclude-file-list=/usr/include/,/include/c++/|"
   "g++ recommended: $("$build/capprof" cflags g++)|g++|$("$build/capprof" cflags g++)|"
   "g++ recommended, CAPPROF_THROTTLE=off|g++|$("$build/capprof" cflags g++)|CAPPROF_THROTTLE=off"
+  "g++ recommended, CAPPROF_SAMPLE=time:250us (unhooking)|g++|$("$build/capprof" cflags g++)|CAPPROF_SAMPLE=time:250us"
 )
 command -v clang++ >/dev/null && variants+=(
   "clang++ plain|clang++||"
   "clang++ recommended: $("$build/capprof" cflags clang++)|clang++|$("$build/capprof" cflags clang++)|"
+  "clang++ recommended, CAPPROF_SAMPLE=time:250us (unhooking)|clang++|$("$build/capprof" cflags clang++)|CAPPROF_SAMPLE=time:250us"
 )
 n=${#variants[@]}
 for ((i = 0; i < n; i++)); do
