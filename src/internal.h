@@ -348,10 +348,13 @@ struct cp_unhook_learn {
   uintptr_t entry;              /* the entry hook call's return address */
   uintptr_t sites[CP_UNHOOK_SITES]; /* return addresses of `call __return__` */
 };
+#define CP_UNHOOK_WAITING 64u   /* nodes waiting for a slot */
 struct cp_unhook {
-  uint32_t active;              /* slots in use */
-  uint32_t pad_;
+  uint32_t active;              /* slots in use, and nodes waiting */
+  uint32_t nwaiting;
   struct cp_unhook_learn e[CP_UNHOOK_SLOTS];
+  uint32_t waiting[CP_UNHOOK_WAITING];      /* nodes, learning when a slot frees */
+  uint32_t waiting_kind[CP_UNHOOK_WAITING];
 };
 
 /* CAPPROF_UNHOOK: off, on, or auto (the default: on while process-wide

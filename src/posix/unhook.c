@@ -243,6 +243,34 @@ static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind
     u->active++;
     return;
   }
+  /* No slot free: the node waits, and learns from a later sampled return
+  ** once one is (unhook_seen). */
+  for (uint32_t k = 0; k < u->nwaiting; k++)
+    if (u->waiting[k] == i) return;
+  if (u->nwaiting == CP_UNHOOK_WAITING) return;
+  u->waiting_kind[u->nwaiting] = kind;
+  u->waiting[u->nwaiting++] = i;
+  u->active++;
+}
+
+/* Move waiting node i into a free slot, learning from site; 0 if it is not
+** waiting or no slot is free. */
+static int promote(struct cp_thread *t, uint32_t i, uintptr_t site)
+{
+  struct cp_unhook *u = t->unhook;
+  uint32_t w = 0;
+  while (w < u->nwaiting && u->waiting[w] != i) w++;
+  if (w == u->nwaiting) return 0;
+  uint32_t k = 0;
+  while (k < CP_UNHOOK_SLOTS && u->e[k].node) k++;
+  if (k == CP_UNHOOK_SLOTS) return 0;
+  uint32_t kind = u->waiting_kind[w];
+  u->waiting[w] = u->waiting[u->nwaiting - 1];
+  u->waiting_kind[w] = u->waiting_kind[u->nwaiting - 1];
+  u->nwaiting--;
+  u->active--;
+  learn(t, i, site, kind);
+  return 1;
 }
 
 /* Node i of t just completed its throttling decision call, in a return
@@ -310,7 +338,10 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   struct cp_unhook_learn *l = NULL;
   for (uint32_t k = 0; k < CP_UNHOOK_SLOTS && !l; k++)
     if (u->e[k].node == node) l = &u->e[k];
-  if (!l) return;
+  if (!l) {
+    if (u->nwaiting) promote(t, node, site);
+    return;
+  }
   uint32_t k = 0;
   while (k < l->nsites && l->sites[k] != site) k++;
   if (k == l->nsites && k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;

@@ -150,14 +150,29 @@ def main():
             if leaf["calls"] != 2 * mids or mid["calls"] != mids:
                 fail("counts not exact without unhooking")
         else:
-            for name in ("leaf:", "mid:", "libuser"):
-                if "\n  " + name not in report:
-                    fail("%s not listed as unhooked:\n%s" % (name, report))
-            if not (leaf["calls"] < 2 * mids and mid["calls"] < mids):
-                fail("unhooked functions counted every call")
+            # the [unhooked] list: from its heading to the next blank line.
+            # A hook call whose first two bytes straddle a 16-byte block is
+            # never patched (runtime.md), so which functions stay hooked
+            # depends on the code's layout: at least 3 in 4 must go, the 24
+            # many* leaves (more than the 16 that learn at once) included.
+            at = report.find("[unhooked]:")
+            listed = report[at:report.find("\n\n", at)] if at >= 0 else ""
+            names = ["leaf", "mid", "libuser"] + ["many%d" % k for k in range(24)]
+            gone = [n for n in names if "\n  " + n + ("" if n == "libuser" else ":") in listed]
+            print("unhooked: %d of %d (%s)" % (len(gone), len(names), " ".join(gone)))
+            if len(gone) * 4 < len(names) * 3:
+                fail("only %d of %d unhooked:\n%s" % (len(gone), len(names), report))
+            many = sum(1 for n in gone if n.startswith("many"))
+            if many <= 16:
+                fail("%d of the 24 many* unhooked: none waited for a slot" % many)
+            if "leaf" in gone and leaf["calls"] >= 2 * mids:
+                fail("leaf unhooked but every call counted")
+            if "mid" in gone and mid["calls"] >= mids:
+                fail("mid unhooked but every call counted")
             # libuser's time is the C library's memset, which the stack
             # scan charges to it though its node is no longer on top
-            if lib["self_samples"] < 3 * outer["self_samples"] or lib["self_samples"] < 200:
+            if "libuser" in gone and (lib["self_samples"] < 3 * outer["self_samples"] or
+                                      lib["self_samples"] < 200):
                 fail("memset's samples not charged to libuser: %d, outer %d"
                      % (lib["self_samples"], outer["self_samples"]))
     elif check == "signals":

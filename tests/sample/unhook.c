@@ -3,8 +3,10 @@
 ** hooks: leaf() (two return paths) and mid(), its only caller, are frequent
 ** and short, so leaf is unhooked and then mid; libuser() clears a buffer with
 ** the C library's memset, whose samples must still be charged to libuser
-** once it has no hooks. outer() runs the loop. Prints a checksum, which must
-** not depend on the hooks.
+** once it has no hooks. many0() .. many23(), leaves called in turn, all reach
+** throttling's decision together: more than the 16 that learn at once, so
+** the others wait for a slot. outer() runs the loop. Prints a checksum,
+** which must not depend on the hooks.
 **   unhook SECONDS
 */
 #include <stdio.h>
@@ -32,6 +34,17 @@ __attribute__((noinline)) static void libuser(unsigned char *buf, unsigned x)
   sink += buf[x % clear_bytes];
 }
 
+#define MANY(k) \
+  __attribute__((noinline)) static unsigned many##k(unsigned x) { return x * (2u * k + 1u) + k; }
+MANY(0) MANY(1) MANY(2) MANY(3) MANY(4) MANY(5) MANY(6) MANY(7) MANY(8) MANY(9) MANY(10)
+MANY(11) MANY(12) MANY(13) MANY(14) MANY(15) MANY(16) MANY(17) MANY(18) MANY(19) MANY(20)
+MANY(21) MANY(22) MANY(23)
+
+static unsigned (*const many[24])(unsigned) = {
+  many0, many1, many2, many3, many4, many5, many6, many7, many8, many9, many10, many11,
+  many12, many13, many14, many15, many16, many17, many18, many19, many20, many21, many22, many23,
+};
+
 static double now(void)
 {
   struct timespec ts;
@@ -42,14 +55,16 @@ static double now(void)
 __attribute__((noinline)) static unsigned long outer(double seconds, unsigned long *rounds)
 {
   static unsigned char buf[1 << 16];
-  unsigned long acc = 0, n = 0;
+  unsigned long acc = 0, acc2 = 0, n = 0;
   double end = now() + seconds;
   while (n < 1000 || now() < end) {
     for (unsigned i = 0; i < 1000; i++) acc += mid((unsigned)(n * 1000 + i));
     for (unsigned i = 0; i < 40; i++) libuser(buf, (unsigned)(n + i));
+    for (unsigned i = 0; i < 240; i++) acc2 += many[i % 24]((unsigned)n + i);
     n++;
   }
   *rounds = n;
+  sink += (unsigned)acc2;
   return acc;
 }
 
