@@ -343,6 +343,8 @@ struct cp_unhook_learn {
   uint32_t seen;                /* sampled returns so far */
   uint32_t nsites;
   uint32_t kind;                /* CP_PROBE_FENTRY or CP_PROBE_CYG */
+  uint32_t born;                /* cp_unhook.events when it began */
+  uint32_t pad_;
   uintptr_t key;                /* the node's key: fentry's return address,
                                 ** or the function (-finstrument-functions) */
   uintptr_t entry;              /* the entry hook call's return address */
@@ -352,6 +354,8 @@ struct cp_unhook_learn {
 struct cp_unhook {
   uint32_t active;              /* slots in use, and nodes waiting */
   uint32_t nwaiting;
+  uint32_t events;              /* sampled returns seen while learning */
+  uint32_t pad_;
   struct cp_unhook_learn e[CP_UNHOOK_SLOTS];
   uint32_t waiting[CP_UNHOOK_WAITING];      /* nodes, learning when a slot frees */
   uint32_t waiting_kind[CP_UNHOOK_WAITING];
@@ -377,6 +381,8 @@ void unhook_thread_free(struct cp_thread *t) CP_HIDDEN;
 void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind) CP_HIDDEN;
 void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
+/* In a fork child (runtime_fork_child). */
+void unhook_fork_child(void) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 

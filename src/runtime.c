@@ -259,6 +259,9 @@ void runtime_fork_child(void)
     calltree_rebase(self, cp_tnow(self));
   }
   sample_fork_child();
+#if defined(__x86_64__) && !defined(_WIN32)
+  unhook_fork_child();         /* src/posix/unhook.c */
+#endif
   os_unlock();                 /* runtime_fork_prepare took it in this thread */
 }
 

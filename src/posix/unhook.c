@@ -43,6 +43,8 @@
 ** fork child and after capprof_reset. If mprotect fails (a policy against
 ** writable code), nothing is patched from then on.
 */
+#define _GNU_SOURCE                       /* dladdr */
+#include <dlfcn.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -81,6 +83,17 @@ static void find_rec(void *ctx, uint64_t key, uint64_t ticks)
 }
 static volatile int refused;   /* mprotect failed once: never again */
 
+/* Whether the n bytes at a lie in a loaded module's segments (which are
+** mapped): a call's target or GOT slot is read only then. A site that is
+** not what it seems (an exit hook reached by a tail jump leaves the caller's
+** return address) can point anywhere. */
+static int readable(uintptr_t a, size_t n)
+{
+  Dl_info i1, i2;
+  return a && dladdr((void *)a, &i1) && dladdr((void *)(a + n - 1), &i2) &&
+         i1.dli_fbase == i2.dli_fbase;
+}
+
 /* Where a call instruction ending at end goes: its rel32 target, or 0 when
 ** the byte before the displacement is not e8. */
 static uintptr_t rel32_target(uintptr_t end)
@@ -97,18 +110,23 @@ static uintptr_t rel32_target(uintptr_t end)
 static int reaches(uintptr_t a, uintptr_t hook)
 {
   if (a == hook) return 1;
+  if (!readable(a, 11)) return 0;
   const unsigned char *p = (const unsigned char *)a;
   int32_t rel;
-  if (p[0] == 0xFF && p[1] == 0x25) {
+  uintptr_t slot = 0;
+  if (p[0] == 0xFF && p[1] == 0x25) {                               /* jmp *GOT */
     memcpy(&rel, p + 2, 4);
-    return *(const uintptr_t *)(a + 6 + (uintptr_t)(intptr_t)rel) == hook;
+    slot = a + 6 + (uintptr_t)(intptr_t)rel;
+  } else if (p[0] == 0xF3 && p[1] == 0x0F && p[2] == 0x1E && p[3] == 0xFA) { /* endbr64 */
+    if (p[4] == 0xFF && p[5] == 0x25) {                             /* jmp *GOT */
+      memcpy(&rel, p + 6, 4);
+      slot = a + 10 + (uintptr_t)(intptr_t)rel;
+    } else if (p[4] == 0xF2 && p[5] == 0xFF && p[6] == 0x25) {      /* bnd jmp *GOT */
+      memcpy(&rel, p + 7, 4);
+      slot = a + 11 + (uintptr_t)(intptr_t)rel;
+    }
   }
-  if (p[0] == 0xF3 && p[1] == 0x0F && p[2] == 0x1E && p[3] == 0xFA &&   /* endbr64 */
-      p[4] == 0xF2 && p[5] == 0xFF && p[6] == 0x25) {
-    memcpy(&rel, p + 7, 4);
-    return *(const uintptr_t *)(a + 11 + (uintptr_t)(intptr_t)rel) == hook;
-  }
-  return 0;
+  return slot && readable(slot, sizeof(uintptr_t)) && *(const uintptr_t *)slot == hook;
 }
 
 /* The patch for the hook call ending at end: where to write the 2-byte jump
@@ -128,7 +146,8 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp
   if (p[-6] == 0xFF && p[-5] == 0x15) {        /* call *disp32(%rip) */
     int32_t rel;
     memcpy(&rel, p - 4, 4);
-    if (*(const uintptr_t *)(end + (uintptr_t)(intptr_t)rel) == hook) {
+    uintptr_t slot = end + (uintptr_t)(intptr_t)rel;
+    if (readable(slot, sizeof(uintptr_t)) && *(const uintptr_t *)slot == hook) {
       *at = end - 6;
       *jmp = 0x04EB;                           /* jmp .+6: eb 04 */
       return 1;
@@ -137,21 +156,33 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp
   return -1;
 }
 
+/* Pages made writable by a patch in progress (under patch_lock), for a
+** fork child that inherits them so. */
+static volatile uintptr_t open_first;
+static volatile size_t open_len;
+
+/* Whether a jump can be stored at at: within one 16-byte block, so that
+** the store is atomic (within a cache line) and no instruction fetch sees
+** half of it. */
+static int patchable(uintptr_t at) { return (at & 15) != 15; }
+
 /* Store v at at, one 16-bit write, the page made writable meanwhile. */
 static int poke16(uintptr_t at, uint16_t v)
 {
-  /* Within one 16-byte block: one store, atomic (it is within a cache line),
-  ** and one instruction-fetch block, so that no fetch sees half of it. */
-  if ((at & 15) == 15) return -1;
+  if (!patchable(at)) return -1;
   uintptr_t pg = (uintptr_t)os_page_size();
   uintptr_t first = at & ~(pg - 1), last = (at + 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
+  open_first = first;
+  open_len = len;
   if (mprotect((void *)first, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+    open_len = 0;
     refused = 1;
     return -1;
   }
   __asm__ __volatile__("movw %1, (%0)" : : "r"(at), "r"(v) : "memory");
   mprotect((void *)first, len, PROT_READ | PROT_EXEC);
+  open_len = 0;
   return 0;
 }
 
@@ -188,7 +219,18 @@ static int patch(const struct cp_unhook_learn *l)
   uintptr_t at;
   uint16_t jmp;
   int e = hook_call(l->entry, entry_hook(l->kind), &at, &jmp);
-  if (e < 0 || (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(at, l->key))) return 0;
+  if (e < 0 || (e == 1 && !patchable(at)) ||
+      (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(at, l->key)))
+    return 0;                                  /* exits untouched: the function stays hooked */
+  /* -finstrument-functions: an exit hook left in place with no frame of its
+  ** own takes the exit's slow mismatch path each time, so every exit seen
+  ** must be patchable too (fentry's __return__ returns at once instead). */
+  for (uint32_t k = 0; l->kind == CP_PROBE_CYG && k < l->nsites; k++) {
+    uintptr_t rat;
+    uint16_t rjmp;
+    int r = hook_call(l->sites[k], exit_hook(l->kind), &rat, &rjmp);
+    if (r < 0 || (r == 1 && !patchable(rat))) return 0;
+  }
   /* Return sites first: a call entered meanwhile still finds its exit. */
   for (uint32_t k = 0; k < l->nsites && !refused; k++) {
     uintptr_t rat;
@@ -225,10 +267,40 @@ static int function_ok(struct cp_thread *t, uint32_t i)
 }
 
 /* Begin learning node i's return sites (site: one, or 0). */
+/* Free the slots that will never finish: their function was unhooked
+** meanwhile (by another of its nodes or another thread: their calls push no
+** frames now), or their node has not been sampled enough in STALE events
+** (a path no longer taken). Waiting nodes of unhooked functions go too. */
+#define STALE (1024u * LEARN_SAMPLES)
+static void sweep(struct cp_thread *t, struct cp_unhook *u)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++) {
+    struct cp_unhook_learn *l = &u->e[k];
+    if (l->node && (is_unhooked(l->key) || u->events - l->born > STALE)) {
+      l->node = 0;
+      u->active--;
+    }
+  }
+  for (uint32_t w = 0; w < u->nwaiting;) {
+    uint32_t i = u->waiting[w];
+    if (i < t->nnodes && !is_unhooked(t->nodes[i].key)) {
+      w++;
+      continue;
+    }
+    u->waiting[w] = u->waiting[u->nwaiting - 1];
+    u->waiting_kind[w] = u->waiting_kind[u->nwaiting - 1];
+    u->nwaiting--;
+    u->active--;
+  }
+}
+
 static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   struct cp_unhook *u = unhook_state(t);
   if (!u) return;
+  uint32_t k = 0;
+  while (k < CP_UNHOOK_SLOTS && u->e[k].node && u->e[k].node != i) k++;
+  if (k == CP_UNHOOK_SLOTS) sweep(t, u);
   for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++) {
     struct cp_unhook_learn *l = &u->e[k];
     if (l->node == i) return;
@@ -236,6 +308,7 @@ static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind
     l->node = i;
     l->key = (uintptr_t)(t->nodes[i].key & ~CP_KEY_THROTTLED);
     l->kind = kind;
+    l->born = u->events;
     l->entry = kind == CP_PROBE_FENTRY ? l->key : 0;
     l->seen = 0;
     l->nsites = site != 0;
@@ -281,17 +354,19 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
   struct cp_node *n = &t->nodes[i];
   if (CPD_KEY_IS_SPECIAL(n->key)) return;
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
+  os_errsave e = os_save_errors();
   uintptr_t at;
   uint16_t jmp;
-  /* The hooks are ours to patch: fentry's entry (its key), the exit's site
-  ** (not GCC's -finstrument-functions tail jump to the exit hook). */
-  if (kind == CP_PROBE_FENTRY &&
-      hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), &at, &jmp) != 1)
-    return;
-  if (hook_call(site, exit_hook(kind), &at, &jmp) != 1) return;
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;
-  if (function_ok(t, i)) {
+  /* The hooks are ours to patch: fentry's entry (its key, not across a
+  ** 16-byte block), the exit's site (not GCC's -finstrument-functions tail
+  ** jump to the exit hook, which leaves the caller's return address). */
+  int ok = hook_call(site, exit_hook(kind), &at, &jmp) == 1;
+  if (ok && kind == CP_PROBE_FENTRY)
+    ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), &at, &jmp) == 1 &&
+         patchable(at);
+  if (ok && function_ok(t, i)) {
     if (n->key & CP_KEY_THROTTLED) {
       learn(t, i, site, kind);
     } else if (n->calls > 1) {
@@ -300,6 +375,7 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
       if (limit && avg < limit && throttle_node(t, i) == 0) learn(t, i, site, kind);
     }
   }
+  os_restore_errors(e);
   t->gate = saved;
 }
 
@@ -317,12 +393,12 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
     if (p < CP_FIRST_NODE || p >= nn) continue;
     struct cp_node *parent = &t->nodes[p];
     if (CPD_KEY_IS_SPECIAL(parent->key) || (parent->key & CP_KEY_THROTTLED) ||
-        parent->calls < cp_g.throttle_calls)
+        parent->calls < cp_g.throttle_calls || parent->calls < 2)
       continue;
     uintptr_t at;
     uint16_t jmp;
     if (kind == CP_PROBE_FENTRY &&
-        hook_call((uintptr_t)parent->key, entry_hook(kind), &at, &jmp) != 1)
+        (hook_call((uintptr_t)parent->key, entry_hook(kind), &at, &jmp) != 1 || !patchable(at)))
       continue;
     uint64_t limit = throttle_limit_ticks();
     uint64_t avg = (parent->incl - parent->max) / (parent->calls - 1);
@@ -335,29 +411,42 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
 CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site)
 {
   struct cp_unhook *u = t->unhook;
+  uint64_t since = cp_now();
+  uint32_t saved = t->gate;
+  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
+  os_errsave e = os_save_errors();
+  u->events++;
   struct cp_unhook_learn *l = NULL;
   for (uint32_t k = 0; k < CP_UNHOOK_SLOTS && !l; k++)
     if (u->e[k].node == node) l = &u->e[k];
   if (!l) {
     if (u->nwaiting) promote(t, node, site);
-    return;
+    goto out;
   }
   uint32_t k = 0;
   while (k < l->nsites && l->sites[k] != site) k++;
-  if (k == l->nsites && k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
-  if (++l->seen < LEARN_SAMPLES) return;
+  if (k == l->nsites) {
+    /* A new exit site must be a call of the exit hook: a function whose
+    ** exit hook is reached by a tail jump (GCC's -finstrument-functions)
+    ** cannot lose its hooks. */
+    uintptr_t at;
+    uint16_t jmp;
+    if (hook_call(site, exit_hook(l->kind), &at, &jmp) < 0) {
+      l->node = 0;
+      u->active--;
+      goto out;
+    }
+    if (k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
+  }
+  if (++l->seen < LEARN_SAMPLES) goto out;
   if (!l->entry) {                             /* no sampled entry seen yet */
     if (l->seen >= 8 * LEARN_SAMPLES) {
       l->node = 0;
       u->active--;
     }
-    return;
+    goto out;
   }
-  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) return;   /* next time */
-  uint64_t since = cp_now();
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
-  os_errsave e = os_save_errors();
+  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) goto out;   /* next time */
   int done = !refused && patch(l);
   __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
   uint64_t key = l->key;
@@ -365,6 +454,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   l->node = 0;
   u->active--;
   if (done && !refused && unhook_wanted()) cascade(t, key, kind);
+out:
   os_restore_errors(e);
   t->gate = saved;
   uint64_t now = cp_now();
@@ -378,4 +468,13 @@ CP_PROBE_CODE void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr
   struct cp_unhook *u = t->unhook;
   for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
     if (u->e[k].node == node) u->e[k].entry = site;
+}
+
+/* In a fork child: no patch is in progress (the thread that held the lock
+** is not there); a page it had made writable is made read and execute again. */
+void unhook_fork_child(void)
+{
+  if (open_len) mprotect((void *)open_first, open_len, PROT_READ | PROT_EXEC);
+  open_len = 0;
+  patch_lock = 0;
 }
