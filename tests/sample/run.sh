@@ -150,6 +150,27 @@ unhook)             # the hooks of frequent short functions patched out (GCC fen
     check unhook clang.capprof clang.txt clang.report
   fi
   ;;
+unhook_edges)       # unhooking's edge cases, each once crashed the host
+  command -v gcc >/dev/null || exit 0
+  "$capprof" cflags gcc | grep -q mfentry || exit 0
+  # a cascade to a caller with one completed call (CAPPROF_THROTTLE=1)
+  # shellcheck disable=SC2046
+  gcc -O2 -g -fno-optimize-sibling-calls $("$capprof" cflags gcc) "$here/unhook_once.c" \
+    $("$capprof" ldflags --static) -o once
+  CAPPROF_OUTPUT="$work/once.capprof" CAPPROF_THROTTLE=1 CAPPROF_SAMPLE=time:100us ./once > once.txt
+  grep -q '^ok ' once.txt
+  "$capprof" info once.capprof > /dev/null
+  # an exit hook reached by a tail jump, from an indirect call with e8 before it
+  gcc -O2 -g -finstrument-functions -c "$here/unhook_tail.c" -o tail.o
+  gcc -O2 -c "$here/unhook_tail_main.c" -o tail_main.o
+  gcc -c "$here/unhook_tail_caller.S" -o tail_caller.o
+  gcc tail_main.o tail.o tail_caller.o "$build/libcapprof.a" -lpthread -ldl -o tail
+  CAPPROF_OUTPUT="$work/tail.capprof" CAPPROF_SAMPLE=time:100us ./tail > tail.txt
+  grep -q '^ok 300000$' tail.txt
+  "$capprof" report tail.capprof > tail.report
+  if grep -q '\[unhooked\]' tail.report; then echo "FAIL: v unhooked, its exit is a tail jump"; exit 1; fi
+  echo "ok: unhook_edges"
+  ;;
 threads8)
   $plain "$here/threads8.c" -o threads8 -lpthread
   $preload CAPPROF_SAMPLE=time:1ms ./threads8 > out.txt

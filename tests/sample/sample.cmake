@@ -2,7 +2,7 @@
 # without hooks, threads, fork, signals, an unavailable hardware source,
 # unhooking (GCC's after-inlining hooks patched out).
 foreach(case ratio ratio_timer waiter_worker threads8 fork signals hw_unavailable selfprofile
-    existing threads8_hooked probe prologue unhook)
+    existing threads8_hooked probe prologue unhook unhook_edges)
   add_test(NAME sample.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sample/run.sh ${PROJECT_BINARY_DIR}
             ${PROJECT_SOURCE_DIR} ${case})
