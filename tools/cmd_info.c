@@ -132,6 +132,16 @@ static void info_one(const struct cpd_dump *d)
            fmt_ns(cpd_ticks_to_ns(d, d->probe_sinner_mt / 1000.0) * pd.probe_scale, b, sizeof b),
            fmt_ns(cpd_ticks_to_ns(d, d->probe_souter_mt / 1000.0) * pd.probe_scale, e, sizeof e));
   }
+  if (d->nunhooked) {
+    double first = 0;
+    for (uint32_t k = 0; k < d->nunhooked; k++) {
+      double ns = cpd_ticks_to_ns(d, (double)d->unhooked[k].ticks);
+      if (k == 0 || ns < first) first = ns;
+    }
+    printf("unhooked:    %u function%s, their hook calls patched out of the code from %s\n"
+           "             after start (CAPPROF_UNHOOK): later calls not counted\n",
+           d->nunhooked, d->nunhooked == 1 ? "" : "s", fmt_ns(first, a, sizeof a));
+  }
   if (d->flags & CPD_F_MERGED)
     printf("merged:      yes, written by 'capprof merge' (times in ns, names stored)\n");
   printf("modules:     %u\n", d->nmodules);

@@ -130,6 +130,7 @@ unhook)             # the hooks of frequent short functions patched out (GCC fen
   "$capprof" report on.capprof > on.report
   check unhook on.capprof on.txt on.report
   "$capprof" tree on.capprof | grep -q '\[unhooked\]'
+  "$capprof" info on.capprof | grep -q '^unhooked: .* functions, their hook calls patched out'
   "$capprof" merge -o merged.capprof on.capprof
   "$capprof" report merged.capprof > merged.report
   check unhook merged.capprof on.txt merged.report
