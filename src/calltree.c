@@ -18,23 +18,6 @@
 #define FRAME_CHUNK      (64u * 1024u)
 #define TABLE_MIN        1024u                  /* slots */
 
-/* Slow paths run "busy": t->gate holds a value no real gate has, so that a
-** hook entered meanwhile (a signal handler) goes to runtime_sync and does
-** nothing. Nested use keeps the outer value. */
-#define GATE_BUSY 0xFFFFFFFFu
-
-CP_PROBE_CODE static uint32_t enter_busy(struct cp_thread *t)
-{
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;
-  return saved;
-}
-
-CP_PROBE_CODE static void leave_busy(struct cp_thread *t, uint32_t saved)
-{
-  t->gate = saved;
-}
-
 static size_t round_up(size_t n, size_t to)
 {
   return (n + to - 1) / to * to;
@@ -170,11 +153,11 @@ CP_PROBE_CODE uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uin
   if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
   uint32_t idx = find_child(t, parent, key);
   if (!idx) {
-    uint32_t saved = enter_busy(t);
+    uint32_t saved = cp_enter_busy(t);
     os_errsave e = os_save_errors();
     idx = get_child(t, parent, key);
     os_restore_errors(e);
-    leave_busy(t, saved);
+    cp_leave_busy(t, saved);
   }
   if (!calltree_node_capped(t, idx)) t->nodes[parent].hot = idx;
   return idx;
@@ -188,7 +171,7 @@ CP_PROBE_CODE struct cp_frame *calltree_grow(struct cp_thread *t)
     t->lost_frames++;
     return NULL;
   }
-  uint32_t saved = enter_busy(t);
+  uint32_t saved = cp_enter_busy(t);
   os_errsave e = os_save_errors();
   size_t have = t->frames_bytes;
   size_t add = have < FRAME_CHUNK ? FRAME_CHUNK : have;   /* double */
@@ -203,7 +186,7 @@ CP_PROBE_CODE struct cp_frame *calltree_grow(struct cp_thread *t)
     top = NULL;
   }
   os_restore_errors(e);
-  leave_busy(t, saved);
+  cp_leave_busy(t, saved);
   return top;
 }
 
@@ -211,7 +194,7 @@ CP_PROBE_CODE struct cp_frame *calltree_grow(struct cp_thread *t)
 ** now: those calls were left without an exit. */
 CP_PROBE_CODE struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now)
 {
-  uint32_t saved = enter_busy(t);
+  uint32_t saved = cp_enter_busy(t);
   struct cp_frame *f = t->top;
   while (f > t->frames && f->sp < sp) {
     calltree_charge_frame(t, f, now);
@@ -219,7 +202,7 @@ CP_PROBE_CODE struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp
     f--;
   }
   t->top = f;
-  leave_busy(t, saved);
+  cp_leave_busy(t, saved);
   return f;
 }
 
@@ -241,13 +224,13 @@ CP_PROBE_CODE void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uin
   struct cp_frame *stop = f - 64 > t->frames ? f - 64 : t->frames;
   for (struct cp_frame *g = f - 1; g > stop; g--) {
     if ((t->nodes[g->node].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED) && g->sp >= sp) {
-      uint32_t saved = enter_busy(t);
+      uint32_t saved = cp_enter_busy(t);
       for (; f >= g; f--) {
         calltree_charge_frame(t, f, now);
         zone_popped_open(t, f);
       }
       t->top = g - 1;
-      leave_busy(t, saved);
+      cp_leave_busy(t, saved);
       return;
     }
   }
@@ -255,7 +238,7 @@ CP_PROBE_CODE void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uin
 
 void calltree_rebase(struct cp_thread *t, uint64_t now)
 {
-  uint32_t saved = enter_busy(t);
+  uint32_t saved = cp_enter_busy(t);
   struct cp_frame *f;
   /* Remember each open frame's key in its start field, then rebuild. */
   for (f = t->frames + 1; f <= t->top; f++) f->tstart = t->nodes[f->node].key;
@@ -274,7 +257,7 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
                   ? CP_NODE_SINK : calltree_lookup(t, f[-1].node, key);
     f->tstart = now;
   }
-  leave_busy(t, saved);
+  cp_leave_busy(t, saved);
 }
 
 struct cp_thread *calltree_new(uint32_t node_cap)

@@ -22,7 +22,6 @@
 #define ARENA_CHUNK    ((size_t)64 << 10)
 #define SKIPS_MAX      4096u           /* (reason, library, symbol) records */
 #define RSTACK_BYTES   ((size_t)1 << 20)  /* per thread: 43,690 nested calls */
-#define GATE_BUSY      0xFFFFFFFFu
 
 struct api_entry {
   const char *library;   /* base name, as the back end gave it */
@@ -321,7 +320,7 @@ uint32_t intercept_quiet_begin(void)
   struct cp_thread *t = os_get_thread();
   if (!t) t = runtime_thread_slow();
   uint32_t saved = t->gate;
-  if (runtime_thread_real(t)) t->gate = GATE_BUSY;
+  if (runtime_thread_real(t)) t->gate = CP_GATE_BUSY;
   return saved;
 }
 
@@ -346,7 +345,7 @@ void intercept_set_return_trampoline(uintptr_t addr)
 static struct cp_rstack *rstack_new(struct cp_thread *t)
 {
   uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;                      /* a signal handler's calls pass by */
+  t->gate = CP_GATE_BUSY;                      /* a signal handler's calls pass by */
   os_errsave e = os_save_errors();
   struct cp_rstack *r = os_reserve(RSTACK_BYTES);
   if (r && os_commit(r, RSTACK_BYTES) != 0) {

@@ -305,6 +305,20 @@ CP_INLINE void calltree_charge_frame(struct cp_thread *t, const struct cp_frame 
 CP_INLINE uint64_t cp_tnow(const struct cp_thread *t) { return cp_now() - t->debt; }
 CP_INLINE uint64_t cp_tnow_exit(const struct cp_thread *t) { return cp_now_exit() - t->debt; }
 
+/* Slow paths run "busy": t->gate holds a value no real gate has, so that a
+** hook entered meanwhile (a signal handler) goes to runtime_sync and does
+** nothing. Nested use keeps the outer value. */
+#define CP_GATE_BUSY 0xFFFFFFFFu
+
+CP_INLINE uint32_t cp_enter_busy(struct cp_thread *t)
+{
+  uint32_t saved = t->gate;
+  t->gate = CP_GATE_BUSY;
+  return saved;
+}
+
+CP_INLINE void cp_leave_busy(struct cp_thread *t, uint32_t saved) { t->gate = saved; }
+
 /* ---- throttling (throttle.c) ------------------------------------------- */
 
 /* A throttled node's key carries this bit while in memory (never in a dump):
@@ -319,10 +333,11 @@ void throttle_init(void) CP_HIDDEN;
 ** its calls were short. Owner thread, from exit hooks (never the Windows
 ** keyless _pexit, which could not pair a throttled call's exit). */
 void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
-/* Throttle node i of t now (-1: no room for its record); the threshold in
-** clock ticks per call (0: not known yet). */
+/* Throttle node i of t now (-1: no room for its record); whether n's calls
+** averaged under the threshold (its longest call left out; 0 while the
+** threshold is not known yet). */
 int throttle_node(struct cp_thread *t, uint32_t i) CP_HIDDEN;
-uint64_t throttle_limit_ticks(void) CP_HIDDEN;
+int throttle_short(const struct cp_node *n) CP_HIDDEN;
 /* Forget t's throttle records (reset, fork); free them. */
 void throttle_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void throttle_thread_free(struct cp_thread *t) CP_HIDDEN;

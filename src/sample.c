@@ -232,6 +232,7 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
 #define SAMPLE_SCAN_WORDS 128u
 static uintptr_t exe_lo, exe_hi;           /* the executable's code, once sampling starts */
 
+#if defined(__x86_64__) || defined(_M_X64)
 /* Whether v follows a call from the executable into a library: `call rel32`
 ** to a PLT entry (`jmp *GOT(%rip)`, or with `endbr64` first) or out of the
 ** executable, or `call *GOT(%rip)` (-fno-plt). Only such a call starts a
@@ -256,9 +257,6 @@ static int after_call(uintptr_t v)
 
 static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
 {
-#if !(defined(__x86_64__) || defined(_M_X64))
-  return 0;                                  /* the call patterns are x86-64's */
-#endif
   if (!exe_hi || (r->pc >= exe_lo && r->pc < exe_hi)) return 0;
   uintptr_t hi = st->stack_hi;
   if (!hi || r->sp < st->stack_lo || r->sp >= hi || (r->sp & (sizeof(uintptr_t) - 1))) return 0;
@@ -268,6 +266,14 @@ static uint64_t library_caller(const struct sample_thread *st, const struct samp
       return ((uint64_t)w[k] - 1) | SAMPLE_PC_CALLER;
   return 0;
 }
+#else
+static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
+{
+  (void)st;
+  (void)r;
+  return 0;                                  /* the call patterns are x86-64's */
+}
+#endif
 
 /* Frame-pointer walk: out[0] is the pc, then return addresses minus one.
 ** Every frame must lie within the thread's stack, above the interrupted

@@ -28,7 +28,6 @@
 #define MAX_PERIOD      65536u
 #define SAMPLE_CAP_NS   50000u          /* a sampled call scaled up to 50 us */
 #define MAX_RECORDS     (1u << 16)      /* per thread; later nodes are not throttled */
-#define GATE_BUSY       0xFFFFFFFFu
 
 struct throttle_rec {
   uint32_t node;                        /* node index in the thread's tree */
@@ -163,13 +162,8 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
   struct cp_node *n = &t->nodes[i];
   if (i < CP_FIRST_NODE || i >= t->nnodes || !n->calls) return;
   if (CPD_KEY_IS_SPECIAL(n->key) || (n->key & CP_KEY_THROTTLED)) return;
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;                        /* a signal's hooks do nothing */
+  uint32_t saved = cp_enter_busy(t);         /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
-  /* The average leaves out the longest call: one preemption or page fault
-  ** in 100,000 calls of a few ns would otherwise decide. */
-  uint64_t limit = threshold_ticks();
-  uint64_t avg = n->calls > 1 ? (n->incl - n->max) / (n->calls - 1) : n->incl;
   /* Leaves only (no call made from it so far: its hot child was never
   ** set): a caller's rare long calls (a rehash below a string lookup)
   ** would make its sampled estimate swing by the period times theirs. */
@@ -180,9 +174,9 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
       cap_known = 1;
     }
   }
-  if (limit && avg < limit && n->hot == CP_NODE_ROOT) throttle_node(t, i);
+  if (n->hot == CP_NODE_ROOT && throttle_short(n)) throttle_node(t, i);
   os_restore_errors(e);
-  t->gate = saved;
+  cp_leave_busy(t, saved);
 }
 
 /* Throttle node i of t (not throttled yet) from now on; 0 when there is no
@@ -201,10 +195,14 @@ CP_PROBE_CODE int throttle_node(struct cp_thread *t, uint32_t i)
   return 0;
 }
 
-/* The throttling threshold as clock ticks per call; 0 when unknown. */
-uint64_t throttle_limit_ticks(void)
+/* Whether n's calls averaged under the threshold. The average leaves out
+** the longest call: one preemption or page fault in 100,000 calls of a few
+** ns would otherwise decide. */
+CP_PROBE_CODE int throttle_short(const struct cp_node *n)
 {
-  return threshold_ticks();
+  uint64_t limit = threshold_ticks();
+  uint64_t avg = n->calls > 1 ? (n->incl - n->max) / (n->calls - 1) : n->incl;
+  return limit && avg < limit;
 }
 
 void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx)

@@ -85,8 +85,7 @@ CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
   if (CP_LIKELY(t != NULL && t->gate == cp_g.gate)) {
 #if CP_UNHOOK
     /* Unhooking learns the exit hook's call sites from sampled returns. */
-    if (CP_UNLIKELY(t->unhook != NULL) && t->unhook->active &&
-        t->top->kind == CP_FRAME_SAMPLED) {
+    if (CP_UNLIKELY(t->top->kind == CP_FRAME_SAMPLED) && t->unhook && t->unhook->active) {
       struct cp_frame *f = t->top;
       uint32_t node = f->node;
       exit_slow(fn, sp);

@@ -69,18 +69,8 @@ static uintptr_t exit_hook(uint32_t kind)
 }
 
 #define LEARN_SAMPLES 48u      /* sampled returns before the patch (~1,500 calls) */
-#define GATE_BUSY     0xFFFFFFFFu
 
 static volatile uint32_t patch_lock;
-
-struct unhook_find { uint64_t key; int found; };
-
-static void find_rec(void *ctx, uint64_t key, uint64_t ticks)
-{
-  struct unhook_find *c = ctx;
-  (void)ticks;
-  if (key == c->key) c->found = 1;
-}
 static volatile int refused;   /* mprotect failed once: never again */
 
 /* Whether the n bytes at a lie in a loaded module's segments (which are
@@ -216,8 +206,8 @@ static int passes_fn(uintptr_t call, uintptr_t fn)
 ** patch_lock. */
 static int patch(const struct cp_unhook_learn *l)
 {
-  uintptr_t at;
-  uint16_t jmp;
+  uintptr_t at, exit_at[CP_UNHOOK_SITES];
+  uint16_t jmp, exit_jmp[CP_UNHOOK_SITES];
   int e = hook_call(l->entry, entry_hook(l->kind), &at, &jmp);
   if (e < 0 || (e == 1 && !patchable(at)) ||
       (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(at, l->key)))
@@ -225,22 +215,28 @@ static int patch(const struct cp_unhook_learn *l)
   /* -finstrument-functions: an exit hook left in place with no frame of its
   ** own takes the exit's slow mismatch path each time, so every exit seen
   ** must be patchable too (fentry's __return__ returns at once instead). */
-  for (uint32_t k = 0; l->kind == CP_PROBE_CYG && k < l->nsites; k++) {
-    uintptr_t rat;
-    uint16_t rjmp;
-    int r = hook_call(l->sites[k], exit_hook(l->kind), &rat, &rjmp);
-    if (r < 0 || (r == 1 && !patchable(rat))) return 0;
+  int ex[CP_UNHOOK_SITES];
+  for (uint32_t k = 0; k < l->nsites; k++) {
+    ex[k] = hook_call(l->sites[k], exit_hook(l->kind), &exit_at[k], &exit_jmp[k]);
+    if (l->kind == CP_PROBE_CYG && (ex[k] < 0 || (ex[k] == 1 && !patchable(exit_at[k]))))
+      return 0;
   }
   /* Return sites first: a call entered meanwhile still finds its exit. */
-  for (uint32_t k = 0; k < l->nsites && !refused; k++) {
-    uintptr_t rat;
-    uint16_t rjmp;
-    if (hook_call(l->sites[k], exit_hook(l->kind), &rat, &rjmp) == 1) poke16(rat, rjmp);
-  }
+  for (uint32_t k = 0; k < l->nsites && !refused; k++)
+    if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
   if (e == 0) return 1;
   if (refused || poke16(at, jmp) != 0) return 0;
   unhook_log(l->key, cp_now());
   return 1;
+}
+
+struct unhook_find { uint64_t key; int found; };
+
+static void find_rec(void *ctx, uint64_t key, uint64_t ticks)
+{
+  struct unhook_find *c = ctx;
+  (void)ticks;
+  if (key == c->key) c->found = 1;
 }
 
 static int is_unhooked(uint64_t key)
@@ -266,8 +262,22 @@ static int function_ok(struct cp_thread *t, uint32_t i)
   return 1;
 }
 
-/* Begin learning node i's return sites (site: one, or 0). */
-/* Free the slots that will never finish: their function was unhooked
+/* A learning place freed; waiting node w removed. */
+static void drop(struct cp_unhook *u, struct cp_unhook_learn *l)
+{
+  l->node = 0;
+  u->active--;
+}
+
+static void drop_waiting(struct cp_unhook *u, uint32_t w)
+{
+  u->waiting[w] = u->waiting[u->nwaiting - 1];
+  u->waiting_kind[w] = u->waiting_kind[u->nwaiting - 1];
+  u->nwaiting--;
+  u->active--;
+}
+
+/* Free the places that will never finish: their function was unhooked
 ** meanwhile (by another of its nodes or another thread: their calls push no
 ** frames now), or their node has not been sampled enough in STALE events
 ** (a path no longer taken). Waiting nodes of unhooked functions go too. */
@@ -276,35 +286,38 @@ static void sweep(struct cp_thread *t, struct cp_unhook *u)
 {
   for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++) {
     struct cp_unhook_learn *l = &u->e[k];
-    if (l->node && (is_unhooked(l->key) || u->events - l->born > STALE)) {
-      l->node = 0;
-      u->active--;
-    }
+    if (l->node && (is_unhooked(l->key) || u->events - l->born > STALE)) drop(u, l);
   }
   for (uint32_t w = 0; w < u->nwaiting;) {
     uint32_t i = u->waiting[w];
-    if (i < t->nnodes && !is_unhooked(t->nodes[i].key)) {
-      w++;
-      continue;
-    }
-    u->waiting[w] = u->waiting[u->nwaiting - 1];
-    u->waiting_kind[w] = u->waiting_kind[u->nwaiting - 1];
-    u->nwaiting--;
-    u->active--;
+    if (i < t->nnodes && !is_unhooked(t->nodes[i].key)) w++;
+    else drop_waiting(u, w);
   }
 }
 
+/* A free learning place of u, or NULL. */
+static struct cp_unhook_learn *free_place(struct cp_unhook *u)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (!u->e[k].node) return &u->e[k];
+  return NULL;
+}
+
+/* Begin learning node i's return sites (site: one, or 0); without a free
+** place, after a sweep, the node waits and learns from a later sampled
+** return once one is free (unhook_seen). */
 static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   struct cp_unhook *u = unhook_state(t);
   if (!u) return;
-  uint32_t k = 0;
-  while (k < CP_UNHOOK_SLOTS && u->e[k].node && u->e[k].node != i) k++;
-  if (k == CP_UNHOOK_SLOTS) sweep(t, u);
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++) {
-    struct cp_unhook_learn *l = &u->e[k];
-    if (l->node == i) return;
-    if (l->node) continue;
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node == i) return;
+  struct cp_unhook_learn *l = free_place(u);
+  if (!l) {
+    sweep(t, u);
+    l = free_place(u);
+  }
+  if (l) {
     l->node = i;
     l->key = (uintptr_t)(t->nodes[i].key & ~CP_KEY_THROTTLED);
     l->kind = kind;
@@ -316,34 +329,24 @@ static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind
     u->active++;
     return;
   }
-  /* No slot free: the node waits, and learns from a later sampled return
-  ** once one is (unhook_seen). */
-  for (uint32_t k = 0; k < u->nwaiting; k++)
-    if (u->waiting[k] == i) return;
+  for (uint32_t w = 0; w < u->nwaiting; w++)
+    if (u->waiting[w] == i) return;
   if (u->nwaiting == CP_UNHOOK_WAITING) return;
   u->waiting_kind[u->nwaiting] = kind;
   u->waiting[u->nwaiting++] = i;
   u->active++;
 }
 
-/* Move waiting node i into a free slot, learning from site; 0 if it is not
-** waiting or no slot is free. */
-static int promote(struct cp_thread *t, uint32_t i, uintptr_t site)
+/* Move waiting node i into a free place, learning from site. */
+static void promote(struct cp_thread *t, uint32_t i, uintptr_t site)
 {
   struct cp_unhook *u = t->unhook;
   uint32_t w = 0;
   while (w < u->nwaiting && u->waiting[w] != i) w++;
-  if (w == u->nwaiting) return 0;
-  uint32_t k = 0;
-  while (k < CP_UNHOOK_SLOTS && u->e[k].node) k++;
-  if (k == CP_UNHOOK_SLOTS) return 0;
+  if (w == u->nwaiting || !free_place(u)) return;
   uint32_t kind = u->waiting_kind[w];
-  u->waiting[w] = u->waiting[u->nwaiting - 1];
-  u->waiting_kind[w] = u->waiting_kind[u->nwaiting - 1];
-  u->nwaiting--;
-  u->active--;
+  drop_waiting(u, w);
   learn(t, i, site, kind);
-  return 1;
 }
 
 /* Node i of t just completed its throttling decision call, in a return
@@ -354,8 +357,7 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
   struct cp_node *n = &t->nodes[i];
   if (CPD_KEY_IS_SPECIAL(n->key)) return;
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
+  uint32_t saved = cp_enter_busy(t);          /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
   uintptr_t at;
   uint16_t jmp;
@@ -366,17 +368,11 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   if (ok && kind == CP_PROBE_FENTRY)
     ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), &at, &jmp) == 1 &&
          patchable(at);
-  if (ok && function_ok(t, i)) {
-    if (n->key & CP_KEY_THROTTLED) {
-      learn(t, i, site, kind);
-    } else if (n->calls > 1) {
-      uint64_t limit = throttle_limit_ticks();
-      uint64_t avg = (n->incl - n->max) / (n->calls - 1);
-      if (limit && avg < limit && throttle_node(t, i) == 0) learn(t, i, site, kind);
-    }
-  }
+  if (ok && function_ok(t, i) &&
+      ((n->key & CP_KEY_THROTTLED) || (throttle_short(n) && throttle_node(t, i) == 0)))
+    learn(t, i, site, kind);
   os_restore_errors(e);
-  t->gate = saved;
+  cp_leave_busy(t, saved);
 }
 
 /* The function of key was unhooked: its callers in t whose callees are now
@@ -393,16 +389,15 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
     if (p < CP_FIRST_NODE || p >= nn) continue;
     struct cp_node *parent = &t->nodes[p];
     if (CPD_KEY_IS_SPECIAL(parent->key) || (parent->key & CP_KEY_THROTTLED) ||
-        parent->calls < cp_g.throttle_calls || parent->calls < 2)
+        parent->calls < cp_g.throttle_calls)
       continue;
     uintptr_t at;
     uint16_t jmp;
     if (kind == CP_PROBE_FENTRY &&
         (hook_call((uintptr_t)parent->key, entry_hook(kind), &at, &jmp) != 1 || !patchable(at)))
       continue;
-    uint64_t limit = throttle_limit_ticks();
-    uint64_t avg = (parent->incl - parent->max) / (parent->calls - 1);
-    if (limit && avg < limit && function_ok(t, p) && throttle_node(t, p) == 0) learn(t, p, 0, kind);
+    if (throttle_short(parent) && function_ok(t, p) && throttle_node(t, p) == 0)
+      learn(t, p, 0, kind);
   }
 }
 
@@ -412,8 +407,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
 {
   struct cp_unhook *u = t->unhook;
   uint64_t since = cp_now();
-  uint32_t saved = t->gate;
-  t->gate = GATE_BUSY;                         /* a signal's hooks do nothing */
+  uint32_t saved = cp_enter_busy(t);          /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
   u->events++;
   struct cp_unhook_learn *l = NULL;
@@ -432,18 +426,14 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     uintptr_t at;
     uint16_t jmp;
     if (hook_call(site, exit_hook(l->kind), &at, &jmp) < 0) {
-      l->node = 0;
-      u->active--;
+      drop(u, l);
       goto out;
     }
     if (k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
   }
   if (++l->seen < LEARN_SAMPLES) goto out;
   if (!l->entry) {                             /* no sampled entry seen yet */
-    if (l->seen >= 8 * LEARN_SAMPLES) {
-      l->node = 0;
-      u->active--;
-    }
+    if (l->seen >= 8 * LEARN_SAMPLES) drop(u, l);
     goto out;
   }
   if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) goto out;   /* next time */
@@ -451,12 +441,11 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
   uint64_t key = l->key;
   uint32_t kind = l->kind;
-  l->node = 0;
-  u->active--;
+  drop(u, l);
   if (done && !refused && unhook_wanted()) cascade(t, key, kind);
 out:
   os_restore_errors(e);
-  t->gate = saved;
+  cp_leave_busy(t, saved);
   uint64_t now = cp_now();
   if (now > since) t->debt += now - since;     /* in no call's time */
 }
