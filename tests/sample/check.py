@@ -171,7 +171,9 @@ def main():
                 fail("mid unhooked but every call counted")
             # libuser's time is the C library's memset, which the stack
             # scan charges to it though its node is no longer on top
-            if "libuser" in gone and (lib["self_samples"] < 3 * outer["self_samples"] or
+            # (without the scan: libuser 311 samples, outer 12,180; with it,
+            # 2.9-12 times outer's, whose own loop varies with the load)
+            if "libuser" in gone and (lib["self_samples"] < outer["self_samples"] or
                                       lib["self_samples"] < 200):
                 fail("memset's samples not charged to libuser: %d, outer %d"
                      % (lib["self_samples"], outer["self_samples"]))
