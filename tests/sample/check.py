@@ -113,7 +113,12 @@ def main():
         # samples would be too few to tell apart from the program's.
         if whole < 1.08:
             fail("the hooks do not dominate with_calls (%.2f): the test shows nothing" % whole)
-        if not 0.45 <= ratio <= 1.4:
+        # The low side: the multiply chain runs on while the hooks of
+        # tiny() execute (out of order), and a sample is taken where the
+        # oldest instruction waits, so some of the chain's time shows in
+        # the hooks: 0.54-0.66 alone, 0.37 once under CI's load (libcapprof.so).
+        # Program code taken for the hooks' would put it near 0.
+        if not 0.25 <= ratio <= 1.4:
             fail("with_calls' own CPU is %.2f times without_calls', not about the same" % ratio)
         if t["self_samples"] > 0.15 * wo["self_samples"]:
             fail("tiny's own CPU is %.2f times without_calls' (it increments a counter)"
