@@ -9,7 +9,7 @@
 ** The dump says which nodes were throttled and when.
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
-** 100,000), it is throttled if it made no call so far (a leaf) and its calls
+** 10,000), it is throttled if it made no call so far (a leaf) and its calls
 ** averaged less than T of raw inclusive time (the longest call left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
@@ -22,7 +22,7 @@
 #include "internal.h"
 #include "sample.h"
 
-#define DEFAULT_CALLS   100000u
+#define DEFAULT_CALLS   10000u
 #define DEFAULT_PERIOD  32u
 #define DEFAULT_NS      1000u           /* leaves averaging under 1 us */
 #define MAX_PERIOD      65536u

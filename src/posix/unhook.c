@@ -119,10 +119,52 @@ static int reaches(uintptr_t a, uintptr_t hook)
   return slot && readable(slot, sizeof(uintptr_t)) && *(const uintptr_t *)slot == hook;
 }
 
+/* Whether a jump can be stored at at: within one 16-byte block, so that
+** the store is atomic (within a cache line) and no instruction fetch sees
+** half of it. */
+static int patchable(uintptr_t at) { return (at & 15) != 15; }
+
+/* A hook call that starts at a 16-byte block's last byte cannot take the
+** jump. When the instruction right before it loads the function's own
+** address into the hook's first argument (-finstrument-functions: `lea
+** fn(%rip), %rdi`, 7 bytes, or `mov $fn, %edi`, 5), the jump goes there and
+** skips both: the load sets only %rdi, which the call clobbers anyway, and
+** its operand, fn, shows that it is an instruction of its own (Clang's
+** `push %rbx; mov %edi, %ebx; mov 8(%rsp), %rsi; lea fn(%rip), %rdi` puts
+** the entry call of every such function there). 1: found, 0: jumped over
+** already, -1: no such load. */
+static int over_load(uintptr_t call, uintptr_t end, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
+{
+  if (!fn || !readable(call - 7, 7)) return -1;
+  const unsigned char *q = (const unsigned char *)call;
+  int32_t d;
+  memcpy(&d, q - 4, 4);
+  if (q[-5] == 0x3D && call + (uintptr_t)(intptr_t)d == fn) {     /* lea fn(%rip), %rdi */
+    uint8_t rel = (uint8_t)(end - (call - 7) - 2);
+    if (q[-7] == 0xEB && q[-6] == rel) return 0;
+    if (q[-7] != 0x48 || q[-6] != 0x8D || !patchable(call - 7)) return -1;
+    *at = call - 7;
+    *jmp = (uint16_t)(0xEB | rel << 8);
+    return 1;
+  }
+  if (fn <= UINT32_MAX && memcmp(q - 3, (const unsigned char *)&fn + 1, 3) == 0) {   /* mov $fn, %edi */
+    uint8_t rel = (uint8_t)(end - (call - 5) - 2);
+    if (q[-5] == 0xEB && q[-4] == rel) return 0;
+    if (q[-5] != 0xBF || q[-4] != (uint8_t)fn || !patchable(call - 5)) return -1;
+    *at = call - 5;
+    *jmp = (uint16_t)(0xEB | rel << 8);
+    return 1;
+  }
+  return -1;
+}
+
 /* The patch for the hook call ending at end: where to write the 2-byte jump
 ** and its value. 0: patched already (a jump there to end). -1: not a call of
-** hook that we know. */
-static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp)
+** hook that we know. fn: the function's address for -finstrument-functions
+** hooks (a call at a block's last byte may be jumped over from the load of
+** fn before it), else 0. A call at a block's last byte, with no such load,
+** is returned with *at not patchable. */
+static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
 {
   const unsigned char *p = (const unsigned char *)end;
   if (p[-5] == 0xEB && p[-4] == 0x03) return 0;
@@ -131,30 +173,32 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t *at, uint16_t *jmp
   if (to && reaches(to, hook)) {
     *at = end - 5;
     *jmp = 0x03EB;                             /* jmp .+5: eb 03 */
-    return 1;
-  }
-  if (p[-6] == 0xFF && p[-5] == 0x15) {        /* call *disp32(%rip) */
+  } else if (p[-6] == 0xFF && p[-5] == 0x15) { /* call *disp32(%rip) */
     int32_t rel;
     memcpy(&rel, p - 4, 4);
     uintptr_t slot = end + (uintptr_t)(intptr_t)rel;
-    if (readable(slot, sizeof(uintptr_t)) && *(const uintptr_t *)slot == hook) {
-      *at = end - 6;
-      *jmp = 0x04EB;                           /* jmp .+6: eb 04 */
-      return 1;
-    }
+    if (!readable(slot, sizeof(uintptr_t)) || *(const uintptr_t *)slot != hook) return -1;
+    *at = end - 6;
+    *jmp = 0x04EB;                             /* jmp .+6: eb 04 */
+  } else {
+    return -1;
   }
-  return -1;
+  if (patchable(*at)) return 1;
+  uintptr_t over;
+  uint16_t oj;
+  int r = over_load(*at, end, fn, &over, &oj);
+  if (r == 0) return 0;
+  if (r == 1) {
+    *at = over;
+    *jmp = oj;
+  }
+  return 1;
 }
 
 /* Pages made writable by a patch in progress (under patch_lock), for a
 ** fork child that inherits them so. */
 static volatile uintptr_t open_first;
 static volatile size_t open_len;
-
-/* Whether a jump can be stored at at: within one 16-byte block, so that
-** the store is atomic (within a cache line) and no instruction fetch sees
-** half of it. */
-static int patchable(uintptr_t at) { return (at & 15) != 15; }
 
 /* Store v at at, one 16-bit write, the page made writable meanwhile. */
 static int poke16(uintptr_t at, uint16_t v)
@@ -208,16 +252,17 @@ static int patch(const struct cp_unhook_learn *l)
 {
   uintptr_t at, exit_at[CP_UNHOOK_SITES];
   uint16_t jmp, exit_jmp[CP_UNHOOK_SITES];
-  int e = hook_call(l->entry, entry_hook(l->kind), &at, &jmp);
+  uintptr_t fn = l->kind == CP_PROBE_CYG ? l->key : 0;
+  int e = hook_call(l->entry, entry_hook(l->kind), fn, &at, &jmp);
   if (e < 0 || (e == 1 && !patchable(at)) ||
-      (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(at, l->key)))
+      (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(l->entry - 5, l->key)))
     return 0;                                  /* exits untouched: the function stays hooked */
   /* -finstrument-functions: an exit hook left in place with no frame of its
   ** own takes the exit's slow mismatch path each time, so every exit seen
   ** must be patchable too (fentry's __return__ returns at once instead). */
   int ex[CP_UNHOOK_SITES];
   for (uint32_t k = 0; k < l->nsites; k++) {
-    ex[k] = hook_call(l->sites[k], exit_hook(l->kind), &exit_at[k], &exit_jmp[k]);
+    ex[k] = hook_call(l->sites[k], exit_hook(l->kind), fn, &exit_at[k], &exit_jmp[k]);
     if (l->kind == CP_PROBE_CYG && (ex[k] < 0 || (ex[k] == 1 && !patchable(exit_at[k]))))
       return 0;
   }
@@ -247,9 +292,10 @@ static int is_unhooked(uint64_t key)
 }
 
 /* Whether the function of node i may lose its hooks, as far as t saw it:
-** every callee below any of its call paths is unhooked already, so no call
-** path of it that t ran deep is cut (node i itself was found frequent and
-** short by throttling). */
+** every callee below any of its call paths is unhooked already, or is the
+** function itself (a recursion, whose calls lose their hooks with it), so
+** no call path of it that t ran deep is cut (node i itself was found
+** frequent and short by throttling). */
 static int function_ok(struct cp_thread *t, uint32_t i)
 {
   uint64_t key = t->nodes[i].key | CP_KEY_THROTTLED;
@@ -257,7 +303,8 @@ static int function_ok(struct cp_thread *t, uint32_t i)
   for (uint32_t k = CP_FIRST_NODE; k < nn; k++) {
     const struct cp_node *x = &t->nodes[k];
     if (x->parent < CP_FIRST_NODE || x->parent >= nn) continue;
-    if ((t->nodes[x->parent].key | CP_KEY_THROTTLED) == key && !is_unhooked(x->key)) return 0;
+    if ((t->nodes[x->parent].key | CP_KEY_THROTTLED) != key) continue;
+    if ((x->key | CP_KEY_THROTTLED) != key && !is_unhooked(x->key)) return 0;
   }
   return 1;
 }
@@ -364,9 +411,10 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   /* The hooks are ours to patch: fentry's entry (its key, not across a
   ** 16-byte block), the exit's site (not GCC's -finstrument-functions tail
   ** jump to the exit hook, which leaves the caller's return address). */
-  int ok = hook_call(site, exit_hook(kind), &at, &jmp) == 1;
+  uintptr_t fn = kind == CP_PROBE_CYG ? (uintptr_t)(n->key & ~CP_KEY_THROTTLED) : 0;
+  int ok = hook_call(site, exit_hook(kind), fn, &at, &jmp) == 1;
   if (ok && kind == CP_PROBE_FENTRY)
-    ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), &at, &jmp) == 1 &&
+    ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) == 1 &&
          patchable(at);
   if (ok && function_ok(t, i) &&
       ((n->key & CP_KEY_THROTTLED) || (throttle_short(n) && throttle_node(t, i) == 0)))
@@ -376,8 +424,10 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
 }
 
 /* The function of key was unhooked: its callers in t whose callees are now
-** all unhooked and that pass throttling's test (frequent, and short on
-** average, their longest call left out) are throttled and learn in turn. */
+** all unhooked and that were throttled already (a leaf when throttling
+** decided, with callees since) or pass throttling's test (frequent, and
+** short on average, their longest call left out; they are throttled now)
+** learn in turn. */
 static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
 {
   key |= CP_KEY_THROTTLED;
@@ -388,15 +438,17 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
     uint32_t p = x->parent;
     if (p < CP_FIRST_NODE || p >= nn) continue;
     struct cp_node *parent = &t->nodes[p];
-    if (CPD_KEY_IS_SPECIAL(parent->key) || (parent->key & CP_KEY_THROTTLED) ||
-        parent->calls < cp_g.throttle_calls)
+    if (CPD_KEY_IS_SPECIAL(parent->key) || parent->calls < cp_g.throttle_calls ||
+        (parent->key | CP_KEY_THROTTLED) == key)
       continue;
     uintptr_t at;
     uint16_t jmp;
     if (kind == CP_PROBE_FENTRY &&
-        (hook_call((uintptr_t)parent->key, entry_hook(kind), &at, &jmp) != 1 || !patchable(at)))
+        (hook_call((uintptr_t)(parent->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) != 1 ||
+         !patchable(at)))
       continue;
-    if (throttle_short(parent) && function_ok(t, p) && throttle_node(t, p) == 0)
+    if (!function_ok(t, p)) continue;
+    if ((parent->key & CP_KEY_THROTTLED) || (throttle_short(parent) && throttle_node(t, p) == 0))
       learn(t, p, 0, kind);
   }
 }
@@ -425,7 +477,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     ** cannot lose its hooks. */
     uintptr_t at;
     uint16_t jmp;
-    if (hook_call(site, exit_hook(l->kind), &at, &jmp) < 0) {
+    if (hook_call(site, exit_hook(l->kind), l->kind == CP_PROBE_CYG ? l->key : 0, &at, &jmp) < 0) {
       drop(u, l);
       goto out;
     }

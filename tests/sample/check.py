@@ -162,11 +162,13 @@ def main():
             # many* leaves (more than the 16 that learn at once) included.
             at = report.find("[unhooked]:")
             listed = report[at:report.find("\n\n", at)] if at >= 0 else ""
-            names = ["leaf", "mid", "libuser"] + ["many%d" % k for k in range(24)]
+            names = ["leaf", "mid", "libuser", "rec"] + ["many%d" % k for k in range(24)]
             gone = [n for n in names if "\n  " + n + ("" if n == "libuser" else ":") in listed]
             print("unhooked: %d of %d (%s)" % (len(gone), len(names), " ".join(gone)))
             if len(gone) * 4 < len(names) * 3:
                 fail("only %d of %d unhooked:\n%s" % (len(gone), len(names), report))
+            if "rec" not in gone:
+                fail("rec, which calls only itself, kept its hooks:\n%s" % report)
             many = sum(1 for n in gone if n.startswith("many"))
             if many <= 16:
                 fail("%d of the 24 many* unhooked: none waited for a slot" % many)

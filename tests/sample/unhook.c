@@ -5,7 +5,9 @@
 ** the C library's memset, whose samples must still be charged to libuser
 ** once it has no hooks. many0() .. many23(), leaves called in turn, all reach
 ** throttling's decision together: more than the 16 that learn at once, so
-** the others wait for a slot. outer() runs the loop. Prints a checksum,
+** the others wait for a slot. rec() calls itself one time in eight: a
+** recursion, whose own calls lose their hooks with it, does not keep it
+** hooked. outer() runs the loop. Prints a checksum,
 ** which must not depend on the hooks.
 **   unhook SECONDS
 */
@@ -32,6 +34,12 @@ __attribute__((noinline)) static void libuser(unsigned char *buf, unsigned x)
 {
   memset(buf, (int)(x & 0xFF), clear_bytes);
   sink += buf[x % clear_bytes];
+}
+
+__attribute__((noinline)) static unsigned rec(unsigned x)
+{
+  if (x && (x & 7) == 0) return rec(x >> 3) + 1u;
+  return x ^ 5u;
 }
 
 #define MANY(k) \
@@ -61,6 +69,7 @@ __attribute__((noinline)) static unsigned long outer(double seconds, unsigned lo
     for (unsigned i = 0; i < 1000; i++) acc += mid((unsigned)(n * 1000 + i));
     for (unsigned i = 0; i < 40; i++) libuser(buf, (unsigned)(n + i));
     for (unsigned i = 0; i < 240; i++) acc2 += many[i % 24]((unsigned)n + i);
+    for (unsigned i = 0; i < 240; i++) acc2 += rec((unsigned)n * 240u + i);
     n++;
   }
   *rounds = n;
