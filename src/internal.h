@@ -379,6 +379,9 @@ struct cp_unhook {
 /* CAPPROF_UNHOOK: off, on, or auto (the default: on while process-wide
 ** sampling runs). Read by throttle_init. */
 int unhook_wanted(void) CP_HIDDEN;
+/* After sampling started: throttling's default decision point while
+** unhooking is on (throttle.c). */
+void throttle_settle(void) CP_HIDDEN;
 /* Record that the function whose entry key is key was unhooked at ticks;
 ** visit the records (dump). Process-wide, lock-free appends. */
 void unhook_log(uint64_t key, uint64_t ticks) CP_HIDDEN;

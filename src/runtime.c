@@ -124,6 +124,7 @@ void runtime_init(void)
     intercept_start();                     /* CAPPROF_API: patch import slots */
     os_dumpsig_start();
     sample_init_from_env();
+    throttle_settle();
   }
   os_restore_errors(e);
 }

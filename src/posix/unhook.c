@@ -447,7 +447,7 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
         (hook_call((uintptr_t)(parent->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) != 1 ||
          !patchable(at)))
       continue;
-    if (!function_ok(t, p)) continue;
+    if (is_unhooked(parent->key) || !function_ok(t, p)) continue;
     if ((parent->key & CP_KEY_THROTTLED) || (throttle_short(parent) && throttle_node(t, p) == 0))
       learn(t, p, 0, kind);
   }
