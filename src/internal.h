@@ -401,6 +401,12 @@ void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 /* In a fork child (runtime_fork_child). */
 void unhook_fork_child(void) CP_HIDDEN;
+/* The patch unhooking would make for the hook call ending at end (exit:
+** the exit hook's, else the entry hook's; fn: the function, for
+** -finstrument-functions): 1 with the jump and where it goes, 0 when
+** patched already, -1 when it is not such a call (tests/unit/test_unhook.c). */
+int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintptr_t *at,
+                     uint16_t *jmp) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 

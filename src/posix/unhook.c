@@ -142,6 +142,7 @@ static int over_load(uintptr_t call, uintptr_t end, uintptr_t fn, uintptr_t *at,
   if (q[-5] == 0x3D && call + (uintptr_t)(intptr_t)d == fn) {     /* lea fn(%rip), %rdi */
     uint8_t rel = (uint8_t)(end - (call - 7) - 2);
     if (q[-7] == 0xEB && q[-6] == rel) return 0;
+    /* 48 8d 3d: into %rdi, not %r15 (4c 8d 3d), where Clang keeps fn */
     if (q[-7] != 0x48 || q[-6] != 0x8D || !patchable(call - 7)) return -1;
     *at = call - 7;
     *jmp = (uint16_t)(0xEB | rel << 8);
@@ -150,7 +151,9 @@ static int over_load(uintptr_t call, uintptr_t end, uintptr_t fn, uintptr_t *at,
   if (fn <= UINT32_MAX && memcmp(q - 3, (const unsigned char *)&fn + 1, 3) == 0) {   /* mov $fn, %edi */
     uint8_t rel = (uint8_t)(end - (call - 5) - 2);
     if (q[-5] == 0xEB && q[-4] == rel) return 0;
-    if (q[-5] != 0xBF || q[-4] != (uint8_t)fn || !patchable(call - 5)) return -1;
+    /* not the tail of `41 bf`, mov $fn, %r15d, which must stay */
+    if (q[-5] != 0xBF || (q[-6] & 0xF0) == 0x40 || q[-4] != (uint8_t)fn || !patchable(call - 5))
+      return -1;
     *at = call - 5;
     *jmp = (uint16_t)(0xEB | rel << 8);
     return 1;
@@ -193,6 +196,12 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at,
     *jmp = oj;
   }
   return 1;
+}
+
+int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintptr_t *at,
+                     uint16_t *jmp)
+{
+  return hook_call(end, exit ? exit_hook(kind) : entry_hook(kind), fn, at, jmp);
 }
 
 /* Pages made writable by a patch in progress (under patch_lock), for a

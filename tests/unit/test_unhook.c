@@ -1,0 +1,128 @@
+/*
+** test_unhook.c -- where unhooking (src/posix/unhook.c) writes its jump, on
+** hand-made x86-64 code in a buffer of this program: a call of the hook
+** within a 16-byte block, one at a block's last byte jumped over from the
+** load of the function's address before it (`lea fn(%rip), %rdi`, `mov
+** $fn, %edi`), the loads that must stay (into %r15), and code patched
+** already.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+
+/* Code is never run: only read. 64-byte aligned, so offsets are block offsets. */
+static unsigned char code[256] __attribute__((aligned(64)));
+
+static uintptr_t at_(size_t off) { return (uintptr_t)&code[off]; }
+
+/* `call hook` (e8 rel32) at off; returns its end. */
+static uintptr_t put_call(size_t off, void (*hook)(void *, void *))
+{
+  int32_t rel = (int32_t)((intptr_t)hook - (intptr_t)at_(off + 5));
+  code[off] = 0xE8;
+  memcpy(&code[off + 1], &rel, 4);
+  return at_(off + 5);
+}
+
+/* `rex 8d 3d disp32`: lea fn(%rip) into %rdi (rex 48) or %r15 (4c) at off. */
+static void put_lea(size_t off, unsigned char rex, uintptr_t fn)
+{
+  int32_t d = (int32_t)((intptr_t)fn - (intptr_t)at_(off + 7));
+  code[off] = rex;
+  code[off + 1] = 0x8D;
+  code[off + 2] = 0x3D;
+  memcpy(&code[off + 3], &d, 4);
+}
+
+static void test_call_within_block(void **state)
+{
+  (void)state;
+  memset(code, 0x90, sizeof code);
+  uintptr_t end = put_call(4, __cyg_profile_func_enter), at;
+  uint16_t jmp;
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), 1);
+  assert_true(at == at_(4));
+  assert_int_equal(jmp, 0x03EB);                   /* eb 03: over the call */
+  memcpy(&code[4], &jmp, 2);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), 0);
+  /* the exit hook's call is not the entry hook's */
+  memset(code, 0x90, sizeof code);
+  end = put_call(4, __cyg_profile_func_exit);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), -1);
+  assert_int_equal(unhook_patch_for(end, 1, CP_PROBE_CYG, at_(0), &at, &jmp), 1);
+}
+
+static void test_lea_then_call_at_block_end(void **state)
+{
+  (void)state;
+  memset(code, 0x90, sizeof code);
+  uintptr_t fn = at_(0), at;
+  uint16_t jmp;
+  put_lea(8, 0x48, fn);                            /* 8..14 */
+  uintptr_t end = put_call(15, __cyg_profile_func_enter);   /* 15..19 */
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(8));
+  assert_int_equal(jmp, 0x0AEB);                   /* eb 0a: to 20, over both */
+  memcpy(&code[8], &jmp, 2);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 0);
+  /* another function's address: no proof that the lea is an instruction */
+  memset(code, 0x90, sizeof code);
+  put_lea(8, 0x48, at_(64));
+  end = put_call(15, __cyg_profile_func_enter);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(15));                      /* not patchable: stays */
+  /* into %r15, which Clang keeps fn in for the exit: must stay */
+  memset(code, 0x90, sizeof code);
+  put_lea(8, 0x4C, fn);
+  end = put_call(15, __cyg_profile_func_enter);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(15));
+  /* GCC's after-inlining hooks pass no fn */
+  memset(code, 0x90, sizeof code);
+  put_lea(8, 0x48, fn);
+  end = put_call(15, __cyg_profile_func_exit);
+  assert_int_equal(unhook_patch_for(end, 1, CP_PROBE_CYG, 0, &at, &jmp), 1);
+  assert_true(at == at_(15));
+}
+
+static void test_mov_then_call_at_block_end(void **state)
+{
+  (void)state;
+  uintptr_t fn = 0x00412345u, at;                  /* a non-PIE address */
+  uint16_t jmp;
+  memset(code, 0x90, sizeof code);
+  code[10] = 0xBF;                                 /* mov $fn, %edi: 10..14 */
+  memcpy(&code[11], &fn, 4);
+  uintptr_t end = put_call(15, __cyg_profile_func_exit);
+  assert_int_equal(unhook_patch_for(end, 1, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(10));
+  assert_int_equal(jmp, 0x08EB);                   /* eb 08: to 20 */
+  memcpy(&code[10], &jmp, 2);
+  assert_int_equal(unhook_patch_for(end, 1, CP_PROBE_CYG, fn, &at, &jmp), 0);
+  /* 41 bf: mov $fn, %r15d */
+  memset(code, 0x90, sizeof code);
+  code[9] = 0x41;
+  code[10] = 0xBF;
+  memcpy(&code[11], &fn, 4);
+  end = put_call(15, __cyg_profile_func_exit);
+  assert_int_equal(unhook_patch_for(end, 1, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(15));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_call_within_block),
+    cmocka_unit_test(test_lea_then_call_at_block_end),
+    cmocka_unit_test(test_mov_then_call_at_block_end),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
