@@ -72,7 +72,15 @@ void throttle_init(void)
   if (u && (!strcmp(u, "off") || !strcmp(u, "0") || !strcmp(u, "no"))) unhook_mode = 0;
   else if (u && (!strcmp(u, "on") || !strcmp(u, "1") || !strcmp(u, "yes"))) unhook_mode = 1;
   calls_set = s && *s;
-  if (!s || !*s) return;
+  if (!calls_set) {
+    /* Decided before any hook runs (the check is an equality: a threshold
+    ** lowered later would pass nodes already over it by); throttle_settle
+    ** raises it back if sampling does not start. */
+    const char *smp = os_getenv("CAPPROF_SAMPLE");
+    int sampling = smp && *smp && strcmp(smp, "0") != 0;
+    if (unhook_mode == 1 || (unhook_mode == UNHOOK_AUTO && sampling)) cp_g.throttle_calls = UNHOOK_CALLS;
+    return;
+  }
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {
     cp_g.throttle_calls = 0;
     return;
@@ -233,16 +241,19 @@ void throttle_thread_free(struct cp_thread *t)
 
 /* ---- unhooking --------------------------------------------------------- */
 
-/* Once sampling has started (or not): while unhooking is on, throttling
-** decides at UNHOOK_CALLS unless CAPPROF_THROTTLE says otherwise. The hooks
-** of frequent short functions then go sooner, and their times come from the
-** samples. Without unhooking, the compensated times are better with the
-** later decision: a node that is a leaf at 10,000 calls and calls a callee
-** later has a sampled inclusive time that the callee's rare long calls make
-** swing (sqlite3 on the fidelity bench: 0.24 instead of 0.16-0.17). */
+/* While unhooking is on, throttling decides at UNHOOK_CALLS unless
+** CAPPROF_THROTTLE says otherwise (throttle_init chose it from the
+** environment): the hooks of frequent short functions then go sooner, and
+** their times come from the samples. Without unhooking, the compensated
+** times are better with the later decision: a node that is a leaf at
+** 10,000 calls and calls a callee later has a sampled inclusive time that
+** the callee's rare long calls make swing (sqlite3 on the fidelity bench:
+** 0.24 instead of 0.16-0.17). So once sampling has started, or failed to,
+** the threshold goes back up if there is no unhooking after all: raised,
+** a node over it decides later; lowered, it would never decide. */
 void throttle_settle(void)
 {
-  if (!calls_set && unhook_wanted()) cp_g.throttle_calls = UNHOOK_CALLS;
+  if (!calls_set && !unhook_wanted() && cp_g.throttle_calls) cp_g.throttle_calls = DEFAULT_CALLS;
 }
 
 int unhook_wanted(void)

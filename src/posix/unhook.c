@@ -318,6 +318,19 @@ static int function_ok(struct cp_thread *t, uint32_t i)
   return 1;
 }
 
+/* Whether node i of t is a call of its function from within itself (a
+** recursion's inner call). Only the outermost may learn: patched from an
+** inner call's return, the outer calls still on the shadow stack would
+** return through patched exits, and their frames, never popped, would take
+** every sample until the next hook. */
+static int nested(const struct cp_thread *t, uint32_t i)
+{
+  uint64_t key = t->nodes[i].key | CP_KEY_THROTTLED;
+  for (uint32_t p = t->nodes[i].parent; p >= CP_FIRST_NODE && p < t->nnodes; p = t->nodes[p].parent)
+    if ((t->nodes[p].key | CP_KEY_THROTTLED) == key) return 1;
+  return 0;
+}
+
 /* A learning place freed; waiting node w removed. */
 static void drop(struct cp_unhook *u, struct cp_unhook_learn *l)
 {
@@ -425,7 +438,7 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   if (ok && kind == CP_PROBE_FENTRY)
     ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) == 1 &&
          patchable(at);
-  if (ok && function_ok(t, i) &&
+  if (ok && !nested(t, i) && function_ok(t, i) &&
       ((n->key & CP_KEY_THROTTLED) || (throttle_short(n) && throttle_node(t, i) == 0)))
     learn(t, i, site, kind);
   os_restore_errors(e);
@@ -456,10 +469,26 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
         (hook_call((uintptr_t)(parent->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) != 1 ||
          !patchable(at)))
       continue;
-    if (is_unhooked(parent->key) || !function_ok(t, p)) continue;
-    if ((parent->key & CP_KEY_THROTTLED) || (throttle_short(parent) && throttle_node(t, p) == 0))
-      learn(t, p, 0, kind);
+    int throttled = (parent->key & CP_KEY_THROTTLED) != 0;
+    if ((!throttled && !throttle_short(parent)) || is_unhooked(parent->key) || nested(t, p) ||
+        !function_ok(t, p))
+      continue;
+    if (throttled || throttle_node(t, p) == 0) learn(t, p, 0, kind);
   }
+}
+
+/* The learning place of node, or of its function: the calls of a recursion
+** within itself (nested) return through exits its outermost call may not
+** take, the recursion's end in particular. */
+static struct cp_unhook_learn *place_of(const struct cp_thread *t, struct cp_unhook *u, uint32_t node)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node == node) return &u->e[k];
+  if (node < CP_FIRST_NODE || node >= t->nnodes) return NULL;
+  uintptr_t key = (uintptr_t)(t->nodes[node].key & ~CP_KEY_THROTTLED);
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node && u->e[k].key == key) return &u->e[k];
+  return NULL;
 }
 
 /* A sampled call of a node of t returned through site: note the site, and
@@ -471,9 +500,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
   uint32_t saved = cp_enter_busy(t);          /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
   u->events++;
-  struct cp_unhook_learn *l = NULL;
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS && !l; k++)
-    if (u->e[k].node == node) l = &u->e[k];
+  struct cp_unhook_learn *l = place_of(t, u, node);
   if (!l) {
     if (u->nwaiting) promote(t, node, site);
     goto out;
@@ -493,6 +520,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     if (k < CP_UNHOOK_SITES) l->sites[l->nsites++] = site;
   }
   if (++l->seen < LEARN_SAMPLES) goto out;
+  if (l->node != node && nested(t, node)) goto out;   /* the outer calls return later */
   if (!l->entry) {                             /* no sampled entry seen yet */
     if (l->seen >= 8 * LEARN_SAMPLES) drop(u, l);
     goto out;
@@ -515,9 +543,8 @@ out:
 ** site (-finstrument-functions): the entry to patch, checked at the patch. */
 CP_PROBE_CODE void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site)
 {
-  struct cp_unhook *u = t->unhook;
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
-    if (u->e[k].node == node) u->e[k].entry = site;
+  struct cp_unhook_learn *l = place_of(t, t->unhook, node);
+  if (l) l->entry = site;
 }
 
 /* In a fork child: no patch is in progress (the thread that held the lock

@@ -184,6 +184,18 @@ def main():
                                       lib["self_samples"] < 200):
                 fail("memset's samples not charged to libuser: %d, outer %d"
                      % (lib["self_samples"], outer["self_samples"]))
+    elif check == "deeprec":
+        # outer's own loop is ~90% of the run, rec (5 calls a round) ~10%:
+        # rec unhooked from an inner call once took 99.6% of the samples
+        report = open(dumps[1]).read()
+        o, r = func(doc, "outer"), func(doc, "rec")
+        print("samples: outer %d, rec %d; rec %s" % (o["self_samples"], r["self_samples"],
+              "unhooked" if "\n  rec:" in report else "hooked"))
+        if o["self_samples"] < 200:
+            fail("only %d samples in outer" % o["self_samples"])
+        if r["self_samples"] > o["self_samples"]:
+            fail("rec's samples (%d) above outer's (%d): frames of rec left on the stack"
+                 % (r["self_samples"], o["self_samples"]))
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

@@ -170,6 +170,21 @@ unhook_edges)       # unhooking's edge cases, each once crashed the host
   grep -q '^ok 300000$' tail.txt
   "$capprof" report tail.capprof > tail.report
   if grep -q '\[unhooked\]' tail.report; then echo "FAIL: v unhooked, its exit is a tail jump"; exit 1; fi
+  # a recursion always four calls deep: unhooked from its outermost call only
+  gcc -O2 -g -fno-optimize-sibling-calls $("$capprof" cflags gcc) "$here/unhook_deeprec.c" \
+    $("$capprof" ldflags --static) -o deeprec_gcc
+  set -- gcc
+  if command -v clang >/dev/null; then
+    clang -O2 -g -fno-optimize-sibling-calls -finstrument-functions-after-inlining \
+      "$here/unhook_deeprec.c" "$build/libcapprof.a" -lpthread -ldl -o deeprec_clang
+    set -- gcc clang
+  fi
+  for cc in "$@"; do
+    CAPPROF_OUTPUT="$work/deeprec_$cc.capprof" CAPPROF_SAMPLE=time:100us ./deeprec_$cc 1 > deeprec.txt
+    grep -q '^ok ' deeprec.txt
+    "$capprof" report deeprec_$cc.capprof > deeprec.report
+    check deeprec deeprec_$cc.capprof deeprec.report
+  done
   echo "ok: unhook_edges"
   ;;
 threads8)

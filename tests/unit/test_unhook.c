@@ -32,6 +32,18 @@ static uintptr_t put_call(size_t off, void (*hook)(void *, void *))
   return at_(off + 5);
 }
 
+/* `call *slot(%rip)` (ff 15 disp32, as under -fno-plt) at off; returns its end. */
+static uintptr_t slot;
+static uintptr_t put_got_call(size_t off, void (*hook)(void *, void *))
+{
+  slot = (uintptr_t)hook;
+  int32_t d = (int32_t)((intptr_t)&slot - (intptr_t)at_(off + 6));
+  code[off] = 0xFF;
+  code[off + 1] = 0x15;
+  memcpy(&code[off + 2], &d, 4);
+  return at_(off + 6);
+}
+
 /* `rex 8d 3d disp32`: lea fn(%rip) into %rdi (rex 48) or %r15 (4c) at off. */
 static void put_lea(size_t off, unsigned char rex, uintptr_t fn)
 {
@@ -73,6 +85,13 @@ static void test_lea_then_call_at_block_end(void **state)
   assert_int_equal(jmp, 0x0AEB);                   /* eb 0a: to 20, over both */
   memcpy(&code[8], &jmp, 2);
   assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 0);
+  /* the 6-byte call through a GOT slot: eb 0b, to 21 */
+  memset(code, 0x90, sizeof code);
+  put_lea(8, 0x48, fn);
+  end = put_got_call(15, __cyg_profile_func_enter);
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, fn, &at, &jmp), 1);
+  assert_true(at == at_(8));
+  assert_int_equal(jmp, 0x0BEB);
   /* another function's address: no proof that the lea is an instruction */
   memset(code, 0x90, sizeof code);
   put_lea(8, 0x48, at_(64));
