@@ -1141,6 +1141,17 @@ void prof_flat(struct profile *p)
     }
   }
   free(seen);
+  /* The shortest call <= the mean <= the longest, per function too: its
+  ** min and max are one node's, compensated for that node, and another
+  ** node's calls, with more probes below them, can bring the mean across
+  ** (worker: min 1293 ns, mean 1288, max 1283 in a tool_e2e run). */
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    struct prof_func *fn = &p->funcs[f];
+    if (!fn->timed) continue;
+    double avg = fn->incl_all / (double)fn->timed;
+    if (fn->t.min > avg) fn->t.min = avg;
+    if (fn->t.max < avg) fn->t.max = avg;
+  }
   /* When each function was first throttled: the dumps' records, by thread
   ** (a tree read from a dump has that dump's node indices). */
   for (uint32_t k = 0; k < p->nthreads; k++) {
