@@ -379,8 +379,8 @@ struct cp_unhook {
 /* CAPPROF_UNHOOK: off, on, or auto (the default: on while process-wide
 ** sampling runs). Read by throttle_init. */
 int unhook_wanted(void) CP_HIDDEN;
-/* After sampling started: throttling's default decision point while
-** unhooking is on (throttle.c). */
+/* After sampling started, or failed to: throttling's default decision
+** point back to 100,000 calls if there is no unhooking after all (throttle.c). */
 void throttle_settle(void) CP_HIDDEN;
 /* Record that the function whose entry key is key was unhooked at ticks;
 ** visit the records (dump). Process-wide, lock-free appends. */

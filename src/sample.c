@@ -616,10 +616,16 @@ static void report_line(const char *text)
 /* CAPPROF_SAMPLE=SOURCE[:INTERVAL], or 1 / "time" for CPU time every 1 ms.
 ** A bad value or an unavailable source is said once on stderr and recorded
 ** in the dump as a failed session: never a silent empty profile. */
+int sample_requested(void)
+{
+  const char *env = os_getenv("CAPPROF_SAMPLE");
+  return env && *env && strcmp(env, "0") != 0;
+}
+
 void sample_init_from_env(void)
 {
   const char *env = os_getenv("CAPPROF_SAMPLE");
-  if (!env || !*env || !strcmp(env, "0") || cp_g.disabled) return;
+  if (!sample_requested() || cp_g.disabled) return;
   char spec[128], msg[600];
   copy_text(spec, sizeof spec, env);
   char *colon = strchr(spec, ':');

@@ -143,6 +143,8 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
                 const struct sample_regs *r) CP_HIDDEN;
 /* Start CAPPROF_SAMPLE's process-wide sampling, if set (runtime_init). */
 void sample_init_from_env(void) CP_HIDDEN;
+/* Whether CAPPROF_SAMPLE asks for process sampling (set, not empty, not 0). */
+int sample_requested(void) CP_HIDDEN;
 /* Thread state t was retired (its thread ended): its tree now lives in the
 ** packed record e (same node indexes), or was merged into a group (e NULL:
 ** the samples charged to its nodes are dropped). Under os_lock. */

@@ -9,9 +9,9 @@
 ** The dump says which nodes were throttled and when.
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
-** 100,000; 10,000 while unhooking is on, below), it is throttled if it made no
-** call so far (a leaf) and its calls
-** averaged less than T of raw inclusive time (the longest call left out)
+** 100,000; 10,000 while unhooking is on, below), it is throttled if it made
+** no call so far (a leaf) and its calls averaged less than T of raw
+** inclusive time (the longest call left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
 ** CAPPROF_THROTTLE=off turns throttling off. Decided once per node, on the
@@ -55,11 +55,11 @@ static struct { uint64_t key, ticks; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
 static int cap_known;                   /* cp_g.sample_cap converted */
 
-/* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
-** invalid value keeps the defaults. */
 /* Whether CAPPROF_THROTTLE gave the calls (or turned throttling off). */
 static int calls_set;
 
+/* "off", "0", "N", "N:T", T = number with an optional "ns" or "us". An
+** invalid value keeps the defaults. */
 void throttle_init(void)
 {
   const char *s = os_getenv("CAPPROF_THROTTLE");
@@ -76,9 +76,8 @@ void throttle_init(void)
     /* Decided before any hook runs (the check is an equality: a threshold
     ** lowered later would pass nodes already over it by); throttle_settle
     ** raises it back if sampling does not start. */
-    const char *smp = os_getenv("CAPPROF_SAMPLE");
-    int sampling = smp && *smp && strcmp(smp, "0") != 0;
-    if (unhook_mode == 1 || (unhook_mode == UNHOOK_AUTO && sampling)) cp_g.throttle_calls = UNHOOK_CALLS;
+    if (unhook_mode == 1 || (unhook_mode == UNHOOK_AUTO && sample_requested()))
+      cp_g.throttle_calls = UNHOOK_CALLS;
     return;
   }
   if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no")) {

@@ -161,6 +161,13 @@ static int over_load(uintptr_t call, uintptr_t end, uintptr_t fn, uintptr_t *at,
   return -1;
 }
 
+/* The fn that hook_call takes for hooks of kind in the function of key:
+** -finstrument-functions' keys are the function, fentry's are not needed. */
+static uintptr_t load_fn(uint32_t kind, uint64_t key)
+{
+  return kind == CP_PROBE_CYG ? (uintptr_t)(key & ~CP_KEY_THROTTLED) : 0;
+}
+
 /* The patch for the hook call ending at end: where to write the 2-byte jump
 ** and its value. 0: patched already (a jump there to end). -1: not a call of
 ** hook that we know. fn: the function's address for -finstrument-functions
@@ -196,6 +203,16 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at,
     *jmp = oj;
   }
   return 1;
+}
+
+/* fentry: whether the entry of the function of key (its key: the entry hook
+** call's end) is a call of __fentry__ that can be patched. */
+static int fentry_entry_ok(uint64_t key)
+{
+  uintptr_t at;
+  uint16_t jmp;
+  return hook_call((uintptr_t)(key & ~CP_KEY_THROTTLED), entry_hook(CP_PROBE_FENTRY), 0, &at, &jmp) == 1 &&
+         patchable(at);
 }
 
 int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintptr_t *at,
@@ -261,7 +278,7 @@ static int patch(const struct cp_unhook_learn *l)
 {
   uintptr_t at, exit_at[CP_UNHOOK_SITES];
   uint16_t jmp, exit_jmp[CP_UNHOOK_SITES];
-  uintptr_t fn = l->kind == CP_PROBE_CYG ? l->key : 0;
+  uintptr_t fn = load_fn(l->kind, l->key);
   int e = hook_call(l->entry, entry_hook(l->kind), fn, &at, &jmp);
   if (e < 0 || (e == 1 && !patchable(at)) ||
       (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(l->entry - 5, l->key)))
@@ -364,6 +381,20 @@ static void sweep(struct cp_thread *t, struct cp_unhook *u)
   }
 }
 
+/* The learning place of node, or of its function: the calls of a recursion
+** within itself (nested) return through exits its outermost call may not
+** take, the recursion's end in particular. */
+static struct cp_unhook_learn *place_of(const struct cp_thread *t, struct cp_unhook *u, uint32_t node)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node == node) return &u->e[k];
+  if (node < CP_FIRST_NODE || node >= t->nnodes) return NULL;
+  uintptr_t key = (uintptr_t)(t->nodes[node].key & ~CP_KEY_THROTTLED);
+  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
+    if (u->e[k].node && u->e[k].key == key) return &u->e[k];
+  return NULL;
+}
+
 /* A free learning place of u, or NULL. */
 static struct cp_unhook_learn *free_place(struct cp_unhook *u)
 {
@@ -378,9 +409,7 @@ static struct cp_unhook_learn *free_place(struct cp_unhook *u)
 static void learn(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   struct cp_unhook *u = unhook_state(t);
-  if (!u) return;
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
-    if (u->e[k].node == i) return;
+  if (!u || place_of(t, u, i)) return;        /* this node or function learns already */
   struct cp_unhook_learn *l = free_place(u);
   if (!l) {
     sweep(t, u);
@@ -433,11 +462,8 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   /* The hooks are ours to patch: fentry's entry (its key, not across a
   ** 16-byte block), the exit's site (not GCC's -finstrument-functions tail
   ** jump to the exit hook, which leaves the caller's return address). */
-  uintptr_t fn = kind == CP_PROBE_CYG ? (uintptr_t)(n->key & ~CP_KEY_THROTTLED) : 0;
-  int ok = hook_call(site, exit_hook(kind), fn, &at, &jmp) == 1;
-  if (ok && kind == CP_PROBE_FENTRY)
-    ok = hook_call((uintptr_t)(n->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) == 1 &&
-         patchable(at);
+  int ok = hook_call(site, exit_hook(kind), load_fn(kind, n->key), &at, &jmp) == 1 &&
+           (kind != CP_PROBE_FENTRY || fentry_entry_ok(n->key));
   if (ok && !nested(t, i) && function_ok(t, i) &&
       ((n->key & CP_KEY_THROTTLED) || (throttle_short(n) && throttle_node(t, i) == 0)))
     learn(t, i, site, kind);
@@ -463,32 +489,13 @@ static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
     if (CPD_KEY_IS_SPECIAL(parent->key) || parent->calls < cp_g.throttle_calls ||
         (parent->key | CP_KEY_THROTTLED) == key)
       continue;
-    uintptr_t at;
-    uint16_t jmp;
-    if (kind == CP_PROBE_FENTRY &&
-        (hook_call((uintptr_t)(parent->key & ~CP_KEY_THROTTLED), entry_hook(kind), 0, &at, &jmp) != 1 ||
-         !patchable(at)))
-      continue;
+    if (kind == CP_PROBE_FENTRY && !fentry_entry_ok(parent->key)) continue;
     int throttled = (parent->key & CP_KEY_THROTTLED) != 0;
     if ((!throttled && !throttle_short(parent)) || is_unhooked(parent->key) || nested(t, p) ||
         !function_ok(t, p))
       continue;
     if (throttled || throttle_node(t, p) == 0) learn(t, p, 0, kind);
   }
-}
-
-/* The learning place of node, or of its function: the calls of a recursion
-** within itself (nested) return through exits its outermost call may not
-** take, the recursion's end in particular. */
-static struct cp_unhook_learn *place_of(const struct cp_thread *t, struct cp_unhook *u, uint32_t node)
-{
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
-    if (u->e[k].node == node) return &u->e[k];
-  if (node < CP_FIRST_NODE || node >= t->nnodes) return NULL;
-  uintptr_t key = (uintptr_t)(t->nodes[node].key & ~CP_KEY_THROTTLED);
-  for (uint32_t k = 0; k < CP_UNHOOK_SLOTS; k++)
-    if (u->e[k].node && u->e[k].key == key) return &u->e[k];
-  return NULL;
 }
 
 /* A sampled call of a node of t returned through site: note the site, and
@@ -513,7 +520,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     ** cannot lose its hooks. */
     uintptr_t at;
     uint16_t jmp;
-    if (hook_call(site, exit_hook(l->kind), l->kind == CP_PROBE_CYG ? l->key : 0, &at, &jmp) < 0) {
+    if (hook_call(site, exit_hook(l->kind), load_fn(l->kind, l->key), &at, &jmp) < 0) {
       drop(u, l);
       goto out;
     }
