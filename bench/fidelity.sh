@@ -14,10 +14,12 @@
 #                                      0: perf's figures only)
 #   bench/fidelity.sh --sample SPEC    also N runs with CAPPROF_SAMPLE=SPEC (default time:250us),
 #                                      compared by their sampled CPU self time; 'off': none
-#   bench/fidelity.sh --hooked-perf off  skip perf on the hooked build (by default one run each:
-#                                      how far the hooks change the program itself, their
-#                                      own samples left out; the floor for any measurement
-#                                      made inside the hooked program)
+#   bench/fidelity.sh --hooked-perf off  skip perf on the hooked build (by default two runs each,
+#                                      as sampled, with unhooking, and LABEL-allhooks with
+#                                      every hook in place, as the compensated runs: how far
+#                                      the hooks change the program itself, their own samples
+#                                      left out; the floor for any measurement made inside
+#                                      that hooked program, compensation included)
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
     --hooked-perf) hooked_perf=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -225,16 +227,17 @@ measure() {
 # hooked LABEL ARGS...: perf on the hooked build, at a quarter of the rate
 # (it runs 3-7 times longer), its samples in capprof's own functions left
 # out: the profile of what the hooked program itself does, against perf on
-# the plain build. Run as the sampled runs are (CAPPROF_SAMPLE, so with
-# unhooking), unless --sample off. Uses cap, input, work of the loop below.
+# the plain build. SPEC: CAPPROF_SAMPLE for the run (so with unhooking), or
+# empty: every hook stays, as in the compensated runs; TAG is added to the
+# label. Uses cap, input, work of the loop below.
 hooked() {
-  local label=$1
-  shift
+  local label=$1 spec=$2 tag=$3
+  shift 3
+  local perf1=$work/$label.perf1.txt
+  label=$label$tag
   nm --defined-only "$build/libcapprof.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u \
     >"$work/runtime-syms.txt"
   rm -f "$work/$label.hooked.capprof"
-  local spec=""
-  [ "$sample" = off ] || spec=$sample
   CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$label.hooked.capprof run_nice perf record -q -e cpu-clock -F 2500 \
     --call-graph dwarf,16384 -m 4096 -o "$work/$label.hperf" "$cap" "$@" <"$input" \
     >/dev/null 2>"$work/$label.hperf.err"
@@ -243,7 +246,7 @@ hooked() {
   "$capprof" export --format=json -o "$work/$label.hooked.json" "$work/$label.hooked.capprof"
   local out
   out=$(python3 "$here/fidelity/compare.py" --json "$work/$label.hooked.json" \
-    --perf "$work/$label.perf1.txt" --hooked "$work/$label.hperf.txt" \
+    --perf "$perf1" --hooked "$work/$label.hperf.txt" \
     --runtime-syms "$work/runtime-syms.txt" --module "$(basename "$cap")" --label "$label")
   echo "$out"
   summary+=("$(grep 'TVD' <<<"$out")")
@@ -281,7 +284,10 @@ for prog in $programs; do
       measure "$label" "" "$@"
       [ "$sample" = off ] || measure "$label" "$sample" "$@"
     fi
-    [ "$hooked_perf" = off ] || hooked "$label" "$@"
+    if [ "$hooked_perf" != off ]; then
+      [ "$sample" = off ] || hooked "$label" "$sample" "" "$@"
+      hooked "$label" "" -allhooks "$@"
+    fi
   done
 done
 echo

@@ -31,9 +31,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=8; TPROCS=1; PEER_ROUNDS=1; FW=110
+  D=17; R=2; ROUNDS=1; WIDE=110; BIG=300; DEEP=100000; TD=16; T64D=10; TREPS=8; TPROCS=1; TSECS=1; PEER_ROUNDS=1; FW=110
 else
-  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=40; TPROCS=3; PEER_ROUNDS=3; FW=600
+  D=22; R=3; ROUNDS=3; WIDE=120; BIG=1000; DEEP=200000; TD=21; T64D=16; TREPS=40; TPROCS=3; TSECS=10; PEER_ROUNDS=3; FW=600
 fi
 
 # ---- build ------------------------------------------------------------------
@@ -222,6 +222,58 @@ for b in "${builds[@]}"; do
       row "    as 'capprof export' reports it (best 1 ms dump)" "excl $tx %, incl $tn %" "-" "-"
     fi
   done
+
+  # (e) sampled: the same truth against each function's sampled CPU self time
+  # (CAPPROF_SAMPLE, so with unhooking: 'capprof report' ranks by it), over
+  # TSECS seconds of CPU in one process without resets, per real call. The
+  # check is each function's share of the program's CPU against its share of
+  # the truth (where the samples put the time); the total, the sampled
+  # program's own CPU per root call against the plain one's over a long run,
+  # is shown beside it (a sample costs the thread ~25-30 us on this VM).
+  rm -f "$tmp/truths.capprof"
+  if "$w/bench_truth" --plain 2 > "$tmp/truthp.txt" &&
+     CAPPROF_SAMPLE=time:250us "$w/bench_truth" --sampled $TSECS "$tmp/truths.capprof" > "$tmp/truths.txt" &&
+     "$b/capprof" export --format=csv "$tmp/truths.capprof" > "$tmp/truths.csv" 2>/dev/null &&
+     grep -q cpu_self_ns "$tmp/truths.csv"; then
+    for fn in root fan heavy mid small tiny nano; do
+      echo "$fn $(med "$tmp/truth.txt" truth_excl) $(kv "$(grep "^sampled fn=$fn " "$tmp/truths.txt")" calls)"
+    done > "$tmp/truths.in"
+    awk -F, -v plain="$(kv "$(cat "$tmp/truthp.txt")" root_cpu_ns)" '
+      FNR == NR { split($0, w, " "); te[w[1]] = w[2]; n[w[1]] = w[3]; T += w[2] * w[3]
+                  order[++k] = w[1]; next }
+      FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      { f = $col["function"]; sub(/^cap_/, "", f)
+        if (f in te) { cs[f] = $col["cpu_self_ns"]; C += cs[f]; S += $col["self_samples"] } }
+      END {
+        printf "(e) sampled (CAPPROF_SAMPLE=time:250us, %d samples in the program): cpu self per call; share = of all CPU\n", S
+        printf "    %-6s %9s %9s %8s %10s\n", "fn", "truth_ex", "cpu_ex", "err%", "share_err%"
+        for (i = 1; i <= k; i++) {
+          f = order[i]; if (!(f in cs) || n[f] == 0) continue
+          printf "    %-6s %9.1f %9.1f %8.1f %10.1f\n", f, te[f], cs[f] / n[f], 100 * (cs[f] / n[f] - te[f]) / te[f],
+                 100 * ((cs[f] / C) / (te[f] * n[f] / T) - 1)
+          printf "share %s %.1f %.1f\n", f, te[f], 100 * ((cs[f] / C) / (te[f] * n[f] / T) - 1) > "/dev/stderr"
+        }
+        printf "    program CPU per root call: %.0f ns sampled, %.0f ns plain (long run): %+.1f %%\n",
+               C / n["root"], plain, 100 * (C / n["root"] - plain) / plain
+        printf "total %.1f\n", 100 * (C / n["root"] - plain) / plain > "/dev/stderr"
+      }' "$tmp/truths.in" "$tmp/truths.csv" 2> "$tmp/truths.err"
+    while read -r what fn te se; do
+      [ "$what" = share ] || continue
+      a=${se#-}
+      if awk "BEGIN{exit !($te >= 1000)}"; then lim=5; cls=">= 1 us"
+      elif awk "BEGIN{exit !($te >= 100)}"; then lim=15; cls=">= 100 ns"
+      else lim=""; cls="tiny"; fi
+      if [ -n "$lim" ]; then
+        row "(e) sampled: share of CPU error, $fn ($cls)" "$se %" "<= $lim %" "$(ok "$a <= $lim")"
+      else
+        row "(e) sampled: share of CPU error, $fn ($cls)" "$se %" "-" "-"
+      fi
+    done < "$tmp/truths.err"
+    row "(e) sampled: program CPU per root call vs plain" "$(awk '$1 == "total" { print $2 }' "$tmp/truths.err") %" "-" "-"
+  else
+    row "(e) sampled" "no sampled dump" "-" "MISSED"
+  fi
+  cleandumps
 
   # (f) a real program: the capprof tool itself running 'tree' on a dump of
   # FW + FW^2 nodes; plain, instrumented, under uftrace (-pg) and gprof

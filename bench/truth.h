@@ -20,6 +20,15 @@
 #define TT_FAN    1300u    /* a caller of many short callees */
 #define TT_FANOUT 64u      /* its calls of tiny */
 
+/* Calls per call of the caller (truth_tree.c): root -> heavy -> mid ->
+** small -> tiny, nano; heavy -> tiny; root -> fan -> tiny. */
+#define TT_HEAVY_PER_ROOT  3u
+#define TT_MID_PER_HEAVY   4u
+#define TT_TINY_PER_HEAVY  3u
+#define TT_SMALL_PER_MID   3u
+#define TT_TINY_PER_SMALL  2u
+#define TT_NANO_PER_SMALL  4u
+
 #define TT_DECL(ns) \
   void ns##_nano(void); void ns##_tiny(void); void ns##_small(void); void ns##_mid(void); \
   void ns##_heavy(void); void ns##_fan(void); void ns##_root(void); \

@@ -8,10 +8,23 @@
 ** minimum of several repetitions. Never instrumented itself.
 **
 **   bench_truth [REPS] [DUMP-PATH]
+**   bench_truth --sampled SECONDS DUMP-PATH
+**   bench_truth --plain SECONDS
 **
 ** The dump of the least disturbed repetition (smallest root time) is left
 ** at DUMP-PATH.best, so that bench/run.sh can check what 'capprof export'
 ** reports for it against the same truth.
+**
+** --sampled: the second witness, for a run with CAPPROF_SAMPLE set (and so
+** with unhooking). Calls the instrumented root for SECONDS of thread CPU
+** time, without resets, dumps to DUMP-PATH and prints how many calls each
+** function really made ("sampled fn=tiny calls=N"): unhooked functions stop
+** being counted, so bench/run.sh divides each function's sampled CPU self
+** time ('capprof export --format=csv', cpu_self_ns) by these to compare it
+** with the truth of a plain run: as a share of all the program's CPU time,
+** and per call. --plain: thread CPU time per call of the plain root over
+** SECONDS ("plain root_cpu_ns=N"), the long-run cost that the sampled run's
+** total is compared with (the truth above is a minimum over short loops).
 */
 #include <math.h>
 #include <stdint.h>
@@ -110,10 +123,71 @@ static int read_dump(const char *path, struct meas raw[NF], struct meas comp[NF]
   return 0;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Calls of each function per call of root (truth_tree.c). */
+static double calls_per_root(int f)
+{
+  const double heavy = TT_HEAVY_PER_ROOT, mid = heavy * TT_MID_PER_HEAVY,
+               small = mid * TT_SMALL_PER_MID;
+  switch (f) {
+  case F_NANO: return small * TT_NANO_PER_SMALL;
+  case F_TINY: return small * TT_TINY_PER_SMALL + heavy * TT_TINY_PER_HEAVY + TT_FANOUT;
+  case F_SMALL: return small;
+  case F_MID: return mid;
+  case F_HEAVY: return heavy;
+  default: return 1;                     /* fan, root */
+  }
+}
+
+static int plain_run(double seconds)
+{
+  uint64_t t0 = thread_cpu_ns(), want = (uint64_t)(seconds * 1e9), roots = 0;
+  while (thread_cpu_ns() - t0 < want)
+    for (int i = 0; i < 100; i++, roots++) plain_root();
+  printf("plain root_cpu_ns=%.1f\n", (double)(thread_cpu_ns() - t0) / (double)roots);
+  return 0;
+}
+
+static int sampled_run(double seconds, const char *path)
+{
+  uint64_t t0 = thread_cpu_ns(), want = (uint64_t)(seconds * 1e9);
+  uint64_t roots = 0;
+  while (thread_cpu_ns() - t0 < want)
+    for (int i = 0; i < 100; i++, roots++) cap_root();
+  int rc = capprof_dump(path, NULL, 0);
+  if (rc != 0) {
+    fprintf(stderr, "bench_truth: dump: %s\n", capprof_strerror(rc));
+    return 1;
+  }
+  for (int f = NF; f-- > 0;)
+    printf("sampled fn=%s calls=%.0f\n", fname[f], calls_per_root(f) * (double)roots);
+  return 0;
+}
+
 static double pct(double got, double want) { return 100.0 * (got - want) / want; }
 
 int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "--sampled") == 0) {
+    if (argc != 4 || atof(argv[2]) <= 0) {
+      fprintf(stderr, "usage: bench_truth --sampled SECONDS DUMP-PATH\n");
+      return 2;
+    }
+    return sampled_run(atof(argv[2]), argv[3]);
+  }
+  if (argc > 1 && strcmp(argv[1], "--plain") == 0) {
+    if (argc != 3 || atof(argv[2]) <= 0) {
+      fprintf(stderr, "usage: bench_truth --plain SECONDS\n");
+      return 2;
+    }
+    return plain_run(atof(argv[2]));
+  }
   int reps = argc > 1 ? atoi(argv[1]) : 30;
   char path[512];
   if (argc > 2) snprintf(path, sizeof path, "%s", argv[2]);

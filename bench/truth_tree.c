@@ -40,20 +40,20 @@ __attribute__((noinline)) void TT(small)(void)
 {
   work(TT_SMALL);
   if (TT(leaf)) return;
-  for (int i = 0; i < 2; i++) TT(tiny)();
-  for (int i = 0; i < 4; i++) TT(nano)();
+  for (unsigned i = 0; i < TT_TINY_PER_SMALL; i++) TT(tiny)();
+  for (unsigned i = 0; i < TT_NANO_PER_SMALL; i++) TT(nano)();
 }
 __attribute__((noinline)) void TT(mid)(void)
 {
   work(TT_MID);
-  if (!TT(leaf)) for (int i = 0; i < 3; i++) TT(small)();
+  if (!TT(leaf)) for (unsigned i = 0; i < TT_SMALL_PER_MID; i++) TT(small)();
 }
 __attribute__((noinline)) void TT(heavy)(void)
 {
   work(TT_HEAVY);
   if (TT(leaf)) return;
-  for (int i = 0; i < 4; i++) TT(mid)();
-  for (int i = 0; i < 3; i++) TT(tiny)();
+  for (unsigned i = 0; i < TT_MID_PER_HEAVY; i++) TT(mid)();
+  for (unsigned i = 0; i < TT_TINY_PER_HEAVY; i++) TT(tiny)();
 }
 __attribute__((noinline)) void TT(fan)(void)
 {
@@ -64,6 +64,6 @@ __attribute__((noinline)) void TT(root)(void)
 {
   work(TT_ROOT);
   if (TT(leaf)) return;
-  for (int i = 0; i < 3; i++) TT(heavy)();
+  for (unsigned i = 0; i < TT_HEAVY_PER_ROOT; i++) TT(heavy)();
   TT(fan)();
 }

@@ -142,6 +142,7 @@ def main():
         out, report = open(dumps[1]).read(), open(dumps[2]).read()
         words = out.split()
         mids = int(words[words.index("mid") + 2])
+        hubs = int(words[words.index("hub") + 2])
         if "checksum ok" not in out:
             fail("the program computed a wrong checksum: " + out)
         leaf, mid = func(doc, "leaf"), func(doc, "mid")
@@ -149,11 +150,21 @@ def main():
         outer = func(doc, "outer")
         print("calls: leaf %d mid %d (program: %d mid calls); samples: libuser %d outer %d"
               % (leaf["calls"], mid["calls"], mids, lib["self_samples"], outer["self_samples"]))
+        hub = func(doc, "hub")
+        at = report.find("[throttled]:")
+        throttled = report[at:report.find("\n\n", at)] if at >= 0 else ""
+        print("hub: %d calls (program: %d), %s" % (hub["calls"], hubs,
+              "throttled" if "\n  hub:" in throttled else "not throttled"))
+        if hub["calls"] != hubs:
+            fail("hub's count not exact: %d, the program made %d" % (hub["calls"], hubs))
         if check == "unhook_off":
             if "[unhooked]" in report:
                 fail("unhooked with CAPPROF_UNHOOK=off")
             if leaf["calls"] != 2 * mids or mid["calls"] != mids:
                 fail("counts not exact without unhooking")
+            # without unhooking, throttling takes leaves only
+            if "\n  hub:" in throttled:
+                fail("hub, which calls slow, throttled without unhooking")
         else:
             # the [unhooked] list: from its heading to the next blank line.
             # A hook call whose first two bytes straddle a 16-byte block is
@@ -167,6 +178,13 @@ def main():
             print("unhooked: %d of %d (%s)" % (len(gone), len(names), " ".join(gone)))
             if len(gone) * 4 < len(names) * 3:
                 fail("only %d of %d unhooked:\n%s" % (len(gone), len(names), report))
+            # while unhooking, a frequent short caller is throttled too,
+            # and keeps its hooks: its callee slow has them
+            if "\n  hub:" not in throttled:
+                fail("hub (frequent, short, calls slow) not throttled while unhooking:\n%s"
+                     % report)
+            if "\n  hub" in listed:
+                fail("hub unhooked, though its callee slow keeps its hooks")
             if "rec" not in gone:
                 fail("rec, which calls only itself, kept its hooks:\n%s" % report)
             many = sum(1 for n in gone if n.startswith("many"))

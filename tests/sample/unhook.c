@@ -7,7 +7,10 @@
 ** throttling's decision together: more than the 16 that learn at once, so
 ** the others wait for a slot. rec() calls itself one time in eight: a
 ** recursion, whose own calls lose their hooks with it, does not keep it
-** hooked. outer() runs the loop. Prints a checksum,
+** hooked. hub() calls slow(), ~2 us that keeps its hooks, one time in 512
+** (the first among them): a frequent, short caller, which throttling times
+** one call in P while unhooking is on, and never otherwise (a leaf only
+** then). outer() runs the loop. Prints a checksum,
 ** which must not depend on the hooks.
 **   unhook SECONDS
 */
@@ -42,6 +45,21 @@ __attribute__((noinline)) static unsigned rec(unsigned x)
   return x ^ 5u;
 }
 
+__attribute__((noinline)) static unsigned slow(unsigned x)
+{
+  for (unsigned i = 0; i < 2000; i++) {
+    x = x * 2654435761u + i;
+    __asm__ __volatile__("" : "+r"(x));
+  }
+  return x;
+}
+
+__attribute__((noinline)) static unsigned hub(unsigned x)
+{
+  if ((x & 511) == 0) return slow(x);
+  return x + 7u;
+}
+
 #define MANY(k) \
   __attribute__((noinline)) static unsigned many##k(unsigned x) { return x * (2u * k + 1u) + k; }
 MANY(0) MANY(1) MANY(2) MANY(3) MANY(4) MANY(5) MANY(6) MANY(7) MANY(8) MANY(9) MANY(10)
@@ -70,6 +88,7 @@ __attribute__((noinline)) static unsigned long outer(double seconds, unsigned lo
     for (unsigned i = 0; i < 40; i++) libuser(buf, (unsigned)(n + i));
     for (unsigned i = 0; i < 240; i++) acc2 += many[i % 24]((unsigned)n + i);
     for (unsigned i = 0; i < 240; i++) acc2 += rec((unsigned)n * 240u + i);
+    for (unsigned i = 0; i < 240; i++) acc2 += hub((unsigned)n * 240u + i);
     n++;
   }
   *rounds = n;
@@ -89,7 +108,7 @@ int main(int argc, char **argv)
       unsigned x = (unsigned)(n * 1000 + i), y = x + 1u;
       want += ((x & 1) ? x * 3u + 1u : x >> 1) + ((y & 1) ? y * 3u + 1u : y >> 1);
     }
-  printf("rounds %lu mid calls %lu libuser calls %lu checksum %s\n", rounds, rounds * 1000,
-         rounds * 40, acc == want ? "ok" : "WRONG");
+  printf("rounds %lu mid calls %lu libuser calls %lu hub calls %lu checksum %s\n", rounds,
+         rounds * 1000, rounds * 40, rounds * 240, acc == want ? "ok" : "WRONG");
   return acc == want ? 0 : 1;
 }
