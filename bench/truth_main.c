@@ -104,7 +104,10 @@ static int read_dump(const char *path, struct meas raw[NF], struct meas comp[NF]
     for (uint32_t i = 1; i < n; i++) {
       const struct cpd_node *nd = &t->nodes[i];
       for (int f = 0; f < NF; f++) {
-        if (nd->key != (uint64_t)(uintptr_t)cap_fn[f]) continue;
+        /* The function's address, or (GCC's __fentry__) the return
+        ** address of the hook call at its start. */
+        uint64_t fn = (uint64_t)(uintptr_t)cap_fn[f];
+        if (nd->key < fn || nd->key >= fn + 16) continue;
         sum_calls[f] += (double)nd->calls;
         r_in[f] += (double)nd->incl;
         r_ex[f] += (double)nd->incl - kin_raw[i];
