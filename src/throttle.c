@@ -10,7 +10,7 @@
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
 ** 100,000; 10,000 while unhooking is on, below), it is throttled if it made
-** no call so far (a leaf; any node while unhooking is on) and its calls
+** no call so far (a leaf; any node while process-wide sampling runs) and its calls
 ** averaged less than T of raw inclusive time (the longest call left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
@@ -180,7 +180,7 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
   /* Leaves only (no call made from it so far: its hot child was never
   ** set): a caller's rare long calls (a rehash below a string lookup)
   ** would make its sampled estimate swing by the period times theirs.
-  ** While unhooking is on, callers too: the samples give the times then,
+  ** While process-wide sampling runs, callers too: the samples give the times then,
   ** and an untimed call's hooks cost a few ns where a timed one's cost
   ** ~20-30, which on Lua's interpreter is most of what the hooks left in
   ** place change in the program (docs/runtime.md, Throttling). */
@@ -191,7 +191,8 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
       cap_known = 1;
     }
   }
-  if ((n->hot == CP_NODE_ROOT || unhook_wanted()) && throttle_short(n)) throttle_node(t, i);
+  if ((n->hot == CP_NODE_ROOT || sample_process_running()) && throttle_short(n))
+    throttle_node(t, i);
   os_restore_errors(e);
   cp_leave_busy(t, saved);
 }

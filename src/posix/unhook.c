@@ -2,8 +2,8 @@
 ** unhook.c (POSIX, x86-64) -- unhooking: the hooks of a throttled function
 ** patched out of its machine code, in GCC's after-inlining mode (fentry.c).
 **
-** Throttling (throttle.c) stops timing a frequent, short leaf, but its two
-** hooks still run on every call. On Lua built with GCC's recommended flags,
+** Throttling (throttle.c) stops timing a frequent, short function (a leaf;
+** while sampling, callers too), but its two hooks still run on every call. On Lua built with GCC's recommended flags,
 ** hook code was three quarters of the run, and what the hooks do to the code
 ** around them (cache and out-of-order work) moved the program's own profile
 ** 0.16 from the plain build's (docs/performance.md): more than what can be
@@ -448,8 +448,9 @@ static void promote(struct cp_thread *t, uint32_t i, uintptr_t site)
 }
 
 /* Node i of t just completed its throttling decision call, in a return
-** through site. Throttled (a leaf), or with only unhooked callees and short
-** on average, it begins learning. */
+** through site. Throttled (a leaf, or while sampling any short node), or with
+** only unhooked callees and short on average, it begins learning once every
+** callee it made calls is unhooked (function_ok). */
 CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t site, uint32_t kind)
 {
   if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
@@ -473,7 +474,8 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
 
 /* The function of key was unhooked: its callers in t whose callees are now
 ** all unhooked and that were throttled already (a leaf when throttling
-** decided, with callees since) or pass throttling's test (frequent, and
+** decided, with callees since, or a caller throttled while sampling) or
+** pass throttling's test (frequent, and
 ** short on average, their longest call left out; they are throttled now)
 ** learn in turn. */
 static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)

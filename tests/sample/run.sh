@@ -141,6 +141,12 @@ unhook)             # the hooks of frequent short functions patched out (GCC fen
   CAPPROF_OUTPUT="$work/nosample.capprof" ./unhook_gcc 1 > nosample.txt
   "$capprof" report nosample.capprof > nosample.report
   if grep -q unhooked nosample.report; then echo "FAIL: unhooked without sampling"; exit 1; fi
+  # without sampling, throttling takes leaves only: not hub, which calls slow
+  if sed -n '/^\[throttled\]:/,/^$/p' nosample.report | grep -q '^  hub:'; then
+    echo "FAIL: hub, a caller, throttled without sampling"; exit 1
+  fi
+  sed -n '/^\[throttled\]:/,/^$/p' nosample.report | grep -q '^  leaf:' ||
+    { echo "FAIL: nothing throttled without sampling (the check above proves nothing)"; exit 1; }
   # Clang's __cyg_profile_func_* hooks after inlining: entry sites learnt too
   if command -v clang >/dev/null; then
     clang -O2 -g -fno-optimize-sibling-calls -finstrument-functions-after-inlining \

@@ -9,7 +9,7 @@
 ** recursion, whose own calls lose their hooks with it, does not keep it
 ** hooked. hub() calls slow(), ~2 us that keeps its hooks, one time in 512
 ** (the first among them): a frequent, short caller, which throttling times
-** one call in P while unhooking is on, and never otherwise (a leaf only
+** one call in P while sampling runs, and never otherwise (leaves only
 ** then). outer() runs the loop. Prints a checksum,
 ** which must not depend on the hooks.
 **   unhook SECONDS
