@@ -61,6 +61,8 @@ kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 # fmin A B: the smaller number, A may be empty
 fmin() { if [ -z "$1" ]; then echo "$2"; else awk -v a="$1" -v b="$2" 'BEGIN{print (a<b)?a:b}'; fi; }
 calc() { awk "BEGIN{printf \"%.${2:-2}f\", $1}"; }
+# sgn EXPR [DIGITS]: like calc, with its sign (+1.5, -0.3)
+sgn() { awk "BEGIN{printf \"%+.${2:-2}f\", $1}"; }
 ok() { if awk "BEGIN{exit !($1)}"; then echo met; else echo MISSED; fi; }
 now_ns() { date +%s%N; }
 cleandumps() { rm -f "$tmp"/*.capprof; }
@@ -335,17 +337,17 @@ for b in "${builds[@]}"; do
     fcalls=$(kv "$("$w/bench_dumpstat" "$tmp/f.cpd")" calls)
     fp=${wall_min[$cc.fplain]}
     fo=$(( ${wall_min[$cc.fcap]} - fp ))
-    row "(f) capprof tree, $((FW + FW * FW))-node dump: capprof ($fcalls calls)" "+$(calc "100*$fo/$fp" 1) % CPU ($(calc "$fo/$fcalls" 1) ns/call)" "-" "-"
+    row "(f) capprof tree, $((FW + FW * FW))-node dump: capprof ($fcalls calls)" "$(sgn "100*$fo/$fp" 1) % CPU ($(calc "$fo/$fcalls" 1) ns/call)" "-" "-"
     if [ -n "${wall_min[$cc.fuft]:-}" ]; then
       fu=$(( ${wall_min[$cc.fuft]} - fp ))
-      row "(f) same under uftrace record --no-libcall (-pg)" "+$(calc "100*$fu/$fp" 1) % CPU = $(calc "$fu/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fu/$fo >= 2.5")"
+      row "(f) same under uftrace record --no-libcall (-pg)" "$(sgn "100*$fu/$fp" 1) % CPU = $(calc "$fu/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fu/$fo >= 2.5")"
       if [ -n "${wall_min[$cc.fcyg]:-}" ]; then
         fy=$(( ${wall_min[$cc.fcyg]} - fp ))
-        row "(f) uftrace on the $flag build (same calls)" "+$(calc "100*$fy/$fp" 1) % CPU = $(calc "$fy/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fy/$fo >= 2.5")"
+        row "(f) uftrace on the $flag build (same calls)" "$(sgn "100*$fy/$fp" 1) % CPU = $(calc "$fy/$fo") x capprof's" ">= 2.5x capprof" "$(ok "$fy/$fo >= 2.5")"
       fi
     fi
     fg=$(( ${wall_min[$cc.fgprof]} - fp ))
-    row "(f) same with gprof (-pg)" "+$(calc "100*$fg/$fp" 1) % CPU = $(calc "$fg/$fo") x capprof's" "-" "-"
+    row "(f) same with gprof (-pg)" "$(sgn "100*$fg/$fp" 1) % CPU = $(calc "$fg/$fo") x capprof's" "-" "-"
     cleandumps
   fi
 done
