@@ -64,6 +64,14 @@ calc() { awk "BEGIN{printf \"%.${2:-2}f\", $1}"; }
 # sgn EXPR [DIGITS]: like calc, with its sign (+1.5, -0.3)
 sgn() { awk "BEGIN{printf \"%+.${2:-2}f\", $1}"; }
 ok() { if awk "BEGIN{exit !($1)}"; then echo met; else echo MISSED; fi; }
+# truth_row LABEL TRUTH_NS ERR: one (e) row, with the target for a function of
+# that size: >= 1 us within 5 %, >= 100 ns within 15 %, none below
+truth_row() {
+  local a=${3#-}
+  if awk "BEGIN{exit !($2 >= 1000)}"; then row "$1 (>= 1 us)" "$3 %" "<= 5 %" "$(ok "$a <= 5")"
+  elif awk "BEGIN{exit !($2 >= 100)}"; then row "$1 (>= 100 ns)" "$3 %" "<= 15 %" "$(ok "$a <= 15")"
+  else row "$1 (tiny)" "$3 %" "-" "-"; fi
+}
 now_ns() { date +%s%N; }
 cleandumps() { rm -f "$tmp"/*.capprof; }
 
@@ -240,11 +248,7 @@ for b in "${builds[@]}"; do
       printf '    %-6s %9s %9s %8s %8s %9s %9s %8s\n' "$fn" "$te" "$(med "$tmp/truthr.txt" comp_excl)" \
         "$ce" "$(med "$tmp/truthr.txt" raw_excl_err)" "$(med "$tmp/truthr.txt" truth_incl)" \
         "$(med "$tmp/truthr.txt" comp_incl)" "$(med "$tmp/truthr.txt" comp_incl_err)"
-      a=${ce#-}
-      if awk "BEGIN{exit !($te >= 1000)}"; then lim=5; cls=">= 1 us"
-      elif awk "BEGIN{exit !($te >= 100)}"; then lim=15; cls=">= 100 ns"
-      else continue; fi
-      row "(e) recommended hooks: excl error, $fn ($cls)" "$ce %" "<= $lim %" "$(ok "$a <= $lim")"
+      truth_row "(e) recommended hooks: excl error, $fn" "$te" "$ce"
     done
   fi
 
@@ -291,16 +295,7 @@ for b in "${builds[@]}"; do
         }
       }' "$tmp/truths.in" "$tmp/truths.csv" 2> "$tmp/truths.err"
     while read -r what fn te se; do
-      [ "$what" = share ] || continue
-      a=${se#-}
-      if awk "BEGIN{exit !($te >= 1000)}"; then lim=5; cls=">= 1 us"
-      elif awk "BEGIN{exit !($te >= 100)}"; then lim=15; cls=">= 100 ns"
-      else lim=""; cls="tiny"; fi
-      if [ -n "$lim" ]; then
-        row "(e) sampled: share of CPU error, $fn ($cls)" "$se %" "<= $lim %" "$(ok "$a <= $lim")"
-      else
-        row "(e) sampled: share of CPU error, $fn ($cls)" "$se %" "-" "-"
-      fi
+      [ "$what" != share ] || truth_row "(e) sampled: share of CPU error, $fn" "$te" "$se"
     done < "$tmp/truths.err"
     row "(e) sampled: program CPU per root call vs plain" "$(awk '$1 == "total" { print $2 }' "$tmp/truths.err") %" "-" "-"
   else

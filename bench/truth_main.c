@@ -45,12 +45,14 @@ static void (*const plain_fn[NF])(void) = { plain_nano, plain_tiny, plain_small,
 static void (*const cap_fn[NF])(void) = { cap_nano, cap_tiny, cap_small, cap_mid,
                                           cap_heavy, cap_fan, cap_root };
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* Plain ns per call of f: a loop of calls lasting ~0.4 ms. Inclusive time,
 ** or in leaf mode (children skipped) exclusive time. Short loops and many
@@ -126,13 +128,6 @@ static int read_dump(const char *path, struct meas raw[NF], struct meas comp[NF]
   return 0;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Calls of each function per call of root (truth_tree.c). */
 static double calls_per_root(int f)
 {
@@ -148,21 +143,29 @@ static double calls_per_root(int f)
   }
 }
 
+/* Calls root() for SECONDS of this thread's CPU time; how many calls, and
+** the CPU time they took in *ns. */
+static uint64_t run_roots(void (*root)(void), double seconds, double *ns)
+{
+  uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), want = (uint64_t)(seconds * 1e9), roots = 0;
+  while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < want)
+    for (int i = 0; i < 100; i++, roots++) root();
+  *ns = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
+  return roots;
+}
+
 static int plain_run(double seconds)
 {
-  uint64_t t0 = thread_cpu_ns(), want = (uint64_t)(seconds * 1e9), roots = 0;
-  while (thread_cpu_ns() - t0 < want)
-    for (int i = 0; i < 100; i++, roots++) plain_root();
-  printf("plain root_cpu_ns=%.1f\n", (double)(thread_cpu_ns() - t0) / (double)roots);
+  double ns;
+  uint64_t roots = run_roots(plain_root, seconds, &ns);
+  printf("plain root_cpu_ns=%.1f\n", ns / (double)roots);
   return 0;
 }
 
 static int sampled_run(double seconds, const char *path)
 {
-  uint64_t t0 = thread_cpu_ns(), want = (uint64_t)(seconds * 1e9);
-  uint64_t roots = 0;
-  while (thread_cpu_ns() - t0 < want)
-    for (int i = 0; i < 100; i++, roots++) cap_root();
+  double ns;
+  uint64_t roots = run_roots(cap_root, seconds, &ns);
   int rc = capprof_dump(path, NULL, 0);
   if (rc != 0) {
     fprintf(stderr, "bench_truth: dump: %s\n", capprof_strerror(rc));
@@ -177,19 +180,13 @@ static double pct(double got, double want) { return 100.0 * (got - want) / want;
 
 int main(int argc, char **argv)
 {
-  if (argc > 1 && strcmp(argv[1], "--sampled") == 0) {
-    if (argc != 4 || atof(argv[2]) <= 0) {
-      fprintf(stderr, "usage: bench_truth --sampled SECONDS DUMP-PATH\n");
+  int sampled = argc > 1 && strcmp(argv[1], "--sampled") == 0;
+  if (sampled || (argc > 1 && strcmp(argv[1], "--plain") == 0)) {
+    if (argc != (sampled ? 4 : 3) || !(atof(argv[2]) > 0)) {
+      fprintf(stderr, "usage: bench_truth --sampled SECONDS DUMP-PATH | --plain SECONDS\n");
       return 2;
     }
-    return sampled_run(atof(argv[2]), argv[3]);
-  }
-  if (argc > 1 && strcmp(argv[1], "--plain") == 0) {
-    if (argc != 3 || atof(argv[2]) <= 0) {
-      fprintf(stderr, "usage: bench_truth --plain SECONDS\n");
-      return 2;
-    }
-    return plain_run(atof(argv[2]));
+    return sampled ? sampled_run(atof(argv[2]), argv[3]) : plain_run(atof(argv[2]));
   }
   int reps = argc > 1 ? atoi(argv[1]) : 30;
   char path[512];

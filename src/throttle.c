@@ -10,8 +10,9 @@
 **
 ** The rule (docs/runtime.md): when a node completes its Nth call (default
 ** 100,000; 10,000 while unhooking is on, below), it is throttled if it made
-** no call so far (a leaf; any node while process-wide sampling runs) and its calls
-** averaged less than T of raw inclusive time (the longest call left out)
+** no call so far (a leaf; any node while process-wide sampling runs) and
+** its calls averaged less than T of raw inclusive time (the longest call
+** left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
 ** CAPPROF_THROTTLE=off turns throttling off. Decided once per node, on the
@@ -180,10 +181,10 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
   /* Leaves only (no call made from it so far: its hot child was never
   ** set): a caller's rare long calls (a rehash below a string lookup)
   ** would make its sampled estimate swing by the period times theirs.
-  ** While process-wide sampling runs, callers too: the samples give the times then,
-  ** and an untimed call's hooks cost a few ns where a timed one's cost
-  ** ~20-30, which on Lua's interpreter is most of what the hooks left in
-  ** place change in the program (docs/runtime.md, Throttling). */
+  ** While process-wide sampling runs, callers too: the samples give the
+  ** times then, and an untimed call's hooks cost a few ns where a timed
+  ** one's cost ~20-30, which on Lua's interpreter is most of what the hooks
+  ** left in place change in the program (docs/runtime.md, Throttling). */
   if (!cap_known) {                           /* once the TSC's rate is known */
     uint64_t cap = ns_to_ticks(SAMPLE_CAP_NS);
     if (cap) {

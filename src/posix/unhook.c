@@ -3,8 +3,9 @@
 ** patched out of its machine code, in GCC's after-inlining mode (fentry.c).
 **
 ** Throttling (throttle.c) stops timing a frequent, short function (a leaf;
-** while sampling, callers too), but its two hooks still run on every call. On Lua built with GCC's recommended flags,
-** hook code was three quarters of the run, and what the hooks do to the code
+** while sampling, callers too), but its two hooks still run on every call.
+** On Lua built with GCC's recommended flags, hook code was three quarters
+** of the run, and what the hooks do to the code
 ** around them (cache and out-of-order work) moved the program's own profile
 ** 0.16 from the plain build's (docs/performance.md): more than what can be
 ** measured inside it. Unhooking removes them, once process-wide sampling
@@ -475,9 +476,8 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
 /* The function of key was unhooked: its callers in t whose callees are now
 ** all unhooked and that were throttled already (a leaf when throttling
 ** decided, with callees since, or a caller throttled while sampling) or
-** pass throttling's test (frequent, and
-** short on average, their longest call left out; they are throttled now)
-** learn in turn. */
+** pass throttling's test (frequent, and short on average, their longest
+** call left out; they are throttled now) learn in turn. */
 static void cascade(struct cp_thread *t, uint64_t key, uint32_t kind)
 {
   key |= CP_KEY_THROTTLED;
