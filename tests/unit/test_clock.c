@@ -55,6 +55,9 @@ static void test_timer_overhead_plausible(void **state)
     double inner_ns = (double)pc->inner_mt / 1000.0 / per_ns;
     assert_true(outer_ns > 0.0 && outer_ns < 10000.0);
     assert_true(inner_ns > 0.0 && inner_ns <= outer_ns * 2);
+    /* one calibration's pair, each round's outer over its inner (a round
+    ** lasts longer than its calls' own times): a caller pays something */
+    assert_true(pc->inner_mt < pc->outer_mt);
     /* throttled calls: an untimed one costs its caller less than a timed
     ** one; a sampled one is timed */
     assert_true(pc->untimed_mt > 0 && pc->untimed_mt < pc->outer_mt);
