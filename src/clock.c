@@ -151,7 +151,7 @@ static uint64_t median(uint64_t *v, int n)
 ** are the median of the rounds: a typical round, as a program's calls are.
 ** (The best round for outer and the lower quartile of the own times for
 ** inner, as before, put the split ~3 ns too far into the call on this
-** machine: the ground-truth caller of 64 short callees kept +6 to +17 %,
+** machine: the ground-truth caller of 64 short callees kept +6 to +21 %,
 ** docs/tool.md.) 0 when something failed. */
 static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
                         uint64_t *outer_mt, uint64_t *inner_mt)
