@@ -128,8 +128,8 @@ static uint64_t scratch_calls(const struct cp_thread *t)
   return sum;
 }
 
-/* The median of n values (sorted in place). */
-static uint64_t median(uint64_t *v, int n)
+/* The median of n values (sorted in place): the calibrations' figure. */
+uint64_t cp_median(uint64_t *v, int n)
 {
   for (int i = 1; i < n; i++) {
     uint64_t x = v[i];
@@ -180,7 +180,7 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   }
   if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + rounds) * PROBE_CALLS)
     return 0;
-  uint64_t outer = median(outs, rounds), inner = median(ins, rounds);
+  uint64_t outer = cp_median(outs, rounds), inner = cp_median(ins, rounds);
   if (!outer) return 0;
   *outer_mt = outer * 1000 / PROBE_CALLS;
   *inner_mt = inner * 1000 / PROBE_CALLS;

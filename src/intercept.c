@@ -527,17 +527,6 @@ static uint64_t cal_own(const struct cp_thread *t)
   return sum;
 }
 
-static uint64_t cal_median(uint64_t *v, int n)
-{
-  for (int i = 1; i < n; i++) {
-    uint64_t x = v[i];
-    int j = i;
-    for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
-    v[j] = x;
-  }
-  return v[n / 2];
-}
-
 /* The probe cost of an intercepted call, as the hooks' (clock.c): each round
 ** through the trampolines against the plain round right after it, per call,
 ** the median of the rounds. inner: how much more than the plain call the
@@ -567,7 +556,7 @@ void intercept_calibrate(void (*through)(void), void (*plain)(void))
   uint64_t calls = 0;
   for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++)
     if (CPD_KEY_IS_API(scratch->nodes[i].key)) calls += scratch->nodes[i].calls;
-  uint64_t outer = cal_median(outs, CAL_ROUNDS), inner = cal_median(ins, CAL_ROUNDS);
+  uint64_t outer = cp_median(outs, CAL_ROUNDS), inner = cp_median(ins, CAL_ROUNDS);
   if (calls == (uint64_t)(CAL_WARMUP + CAL_ROUNDS) * CAL_CALLS && outer > 0 &&
       (!A.outer_mt || outer * 1000 / CAL_CALLS < A.outer_mt)) {
     A.inner_mt = inner * 1000 / CAL_CALLS;

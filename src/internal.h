@@ -228,6 +228,7 @@ int clock_tsc_usable(void) CP_HIDDEN;       /* invariant TSC present */
 int clock_select(const char *name) CP_HIDDEN;
 void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
 void clock_calibrate_probe(int used_only) CP_HIDDEN; /* fills cp_g.probe */
+uint64_t cp_median(uint64_t *v, int n) CP_HIDDEN;     /* sorts v */
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
 void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
 
