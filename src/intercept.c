@@ -557,7 +557,7 @@ void intercept_calibrate(void (*through)(void), void (*plain)(void))
   for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++)
     if (CPD_KEY_IS_API(scratch->nodes[i].key)) calls += scratch->nodes[i].calls;
   uint64_t outer = cp_median(outs, CAL_ROUNDS), inner = cp_median(ins, CAL_ROUNDS);
-  if (calls == (uint64_t)(CAL_WARMUP + CAL_ROUNDS) * CAL_CALLS && outer > 0 &&
+  if (calls >= (uint64_t)(CAL_WARMUP + CAL_ROUNDS) * CAL_CALLS && outer > 0 &&
       (!A.outer_mt || outer * 1000 / CAL_CALLS < A.outer_mt)) {
     A.inner_mt = inner * 1000 / CAL_CALLS;
     A.outer_mt = outer * 1000 / CAL_CALLS;
