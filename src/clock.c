@@ -128,7 +128,8 @@ static uint64_t scratch_calls(const struct cp_thread *t)
   return sum;
 }
 
-/* The median of n values (sorted in place): the calibrations' figure. */
+/* The median of n values (sorted in place; the upper one for even n): the
+** calibrations' figure. */
 uint64_t cp_median(uint64_t *v, int n)
 {
   for (int i = 1; i < n; i++) {
@@ -150,8 +151,8 @@ uint64_t cp_median(uint64_t *v, int n)
 ** what the caller sees, is the round's time outside the calls' own. Both
 ** are the median of the rounds: a typical round, as a program's calls are.
 ** (The best round for outer and the lower quartile of the own times for
-** inner, as before, put the split ~3 ns too far into the call on this
-** machine: the ground-truth caller of 64 short callees kept +6 to +21 %,
+** inner, used before, put the split ~3 ns too far into the call on this
+** machine: the ground-truth caller of 64 short callees kept up to +21 %,
 ** docs/tool.md.) 0 when something failed. */
 static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
                         uint64_t *outer_mt, uint64_t *inner_mt)
@@ -181,7 +182,7 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + rounds) * PROBE_CALLS)
     return 0;
   uint64_t outer = cp_median(outs, rounds), inner = cp_median(ins, rounds);
-  if (!outer) return 0;
+  if (!outer || (!inner && kind != CP_FRAME_UNTIMED)) return 0;   /* untimed: no inner */
   *outer_mt = outer * 1000 / PROBE_CALLS;
   *inner_mt = inner * 1000 / PROBE_CALLS;
   return 1;
@@ -190,6 +191,14 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
 static void keep_smaller(uint64_t *figure, uint64_t v)
 {
   if (!*figure || v < *figure) *figure = v;
+}
+
+void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64_t outer)
+{
+  if (!*outer_mt || outer < *outer_mt) {
+    *inner_mt = inner;
+    *outer_mt = outer;
+  }
 }
 
 /* Run a small instrumented function (a + b) through the real hooks, recording
@@ -228,6 +237,7 @@ void clock_calibrate_probe(int used_only)
     struct cp_thread *scratch = calltree_new(64);
     if (!scratch) break;
     scratch->gate = cp_g.gate;
+    scratch->calibrating = 1;                /* its calls pass any CAPPROF_THROTTLE=N */
     os_set_thread(scratch);
     uint64_t outer, inner, uouter, uinner, souter, sinner;
     int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, &outer, &inner);
@@ -235,16 +245,10 @@ void clock_calibrate_probe(int used_only)
               measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, &souter, &sinner);
     os_set_thread(saved);
     struct cp_probe_cost *pc = &cp_g.probe[k];
-    if (ok && (!pc->outer_mt || outer < pc->outer_mt)) {
-      pc->inner_mt = inner;
-      pc->outer_mt = outer;
-    }
+    if (ok) cp_keep_pair(&pc->inner_mt, &pc->outer_mt, inner, outer);
     if (tok) {
       keep_smaller(&pc->untimed_mt, uouter);
-      if (!pc->souter_mt || souter < pc->souter_mt) {
-        pc->sinner_mt = sinner;
-        pc->souter_mt = souter;
-      }
+      cp_keep_pair(&pc->sinner_mt, &pc->souter_mt, sinner, souter);
     }
     calltree_free(scratch);
   }

@@ -98,6 +98,7 @@ struct cp_thread {
   struct cp_unhook *unhook;   /* nodes learning their return sites, or NULL */
   uint32_t name_fixed;        /* name set by capprof_set_thread_name: keep it */
   uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
+  uint32_t calibrating;       /* a calibration's scratch tree: never throttled */
   char name[64];              /* thread name, NUL-terminated */
 };
 
@@ -229,6 +230,9 @@ int clock_select(const char *name) CP_HIDDEN;
 void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
 void clock_calibrate_probe(int used_only) CP_HIDDEN; /* fills cp_g.probe */
 uint64_t cp_median(uint64_t *v, int n) CP_HIDDEN;     /* sorts v */
+/* A calibration's inner and outer replace the figures only together, when
+** its outer is the smaller (or the first). */
+void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64_t outer) CP_HIDDEN;
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
 void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
 

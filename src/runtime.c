@@ -325,7 +325,7 @@ int capprof_dump(const char *path, char *out, size_t outsize)
   if (rc) return rc;
   os_errsave e = os_save_errors();
   os_lock();
-  clock_calibrate_probe(1);                /* keeps the smaller figures */
+  clock_calibrate_probe(1);                /* keeps the pair with the smaller outer */
   rc = dump_write(path ? path : cp_g.output, path != NULL, out, outsize);
   os_unlock();
   os_restore_errors(e);
@@ -393,7 +393,7 @@ void runtime_atexit(void)
     cp_g.finished = 1;
     cp_g.gate |= CP_GATE_PAUSED;
     char path[1100];
-    clock_calibrate_probe(1);              /* keeps the smaller figures */
+    clock_calibrate_probe(1);              /* keeps the pair with the smaller outer */
     int rc = dump_write(cp_g.output, 0, path, sizeof path);
     if (rc != 0) {
       /* capprof: cannot write dump PATH: STEP FILE: REASON */

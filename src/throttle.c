@@ -175,7 +175,7 @@ CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
 {
   struct cp_node *n = &t->nodes[i];
   if (i < CP_FIRST_NODE || i >= t->nnodes || !n->calls) return;
-  if (CPD_KEY_IS_SPECIAL(n->key) || (n->key & CP_KEY_THROTTLED)) return;
+  if (CPD_KEY_IS_SPECIAL(n->key) || (n->key & CP_KEY_THROTTLED) || t->calibrating) return;
   uint32_t saved = cp_enter_busy(t);         /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
   /* Leaves only (no call made from it so far: its hot child was never
