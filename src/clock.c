@@ -215,8 +215,8 @@ void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64
 ** keeps the figures of the calibration with the smaller outer, inner and
 ** outer from the same one (their difference is what callers lose), since a
 ** busy machine (another hyperthread at work, preemption) only inflates
-** them. Leaves the figures as they were if
-** anything fails. Done for each kind of hook the runtime has (used_only:
+** them. Leaves the figures as they were if anything fails. Done for each
+** kind of hook the runtime has (used_only:
 ** the kind the program used, before a dump): the dump keeps the figures of
 ** the kind the program used (cp_probe_cost). */
 void clock_calibrate_probe(int used_only)
