@@ -40,6 +40,7 @@ variants=(
   "g++ -finstrument-functions|g++|-finstrument-functions|"
   "g++ -finstrument-functions, headers excluded|g++|-finstrument-functions -finstrument-functions-exclude-file-list=/usr/include/,/include/c++/|"
   "g++ recommended: $("$build/capprof" cflags g++)|g++|$("$build/capprof" cflags g++)|"
+  "g++ recommended, CAPPROF_CLOCK=tsc-mixed (rdtsc at entry)|g++|$("$build/capprof" cflags g++)|CAPPROF_CLOCK=tsc-mixed"
   "g++ recommended, CAPPROF_THROTTLE=off|g++|$("$build/capprof" cflags g++)|CAPPROF_THROTTLE=off"
   "g++ recommended, CAPPROF_SAMPLE=time:250us (unhooking)|g++|$("$build/capprof" cflags g++)|CAPPROF_SAMPLE=time:250us"
 )

@@ -53,8 +53,8 @@ int clock_select(const char *name)
 {
   if ((name && strcmp(name, "os") == 0) || !clock_tsc_usable()) return CP_CLOCK_OS;
   if ((name && strcmp(name, "tsc-fast") == 0) || !rdtscp_usable()) return CP_CLOCK_TSC_FAST;
-  if (name && strcmp(name, "tsc-ordered") == 0) return CP_CLOCK_TSC_ORDERED;
-  return CP_CLOCK_TSC;
+  if (name && strcmp(name, "tsc-mixed") == 0) return CP_CLOCK_TSC;
+  return CP_CLOCK_TSC_ORDERED;                /* "tsc", "tsc-ordered", default */
 }
 
 #define TIMER_READS 2000

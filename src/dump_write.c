@@ -117,7 +117,7 @@ static void write_clock(struct writer *w)
   uint64_t s = sec_begin(w), ticks, ns;
   clock_span(&ticks, &ns);
   w_u32(w, cp_g.clock_source);
-  w_u32(w, 0);
+  w_u32(w, cp_g.use_tsc);          /* CP_CLOCK_* = CPD_READS_*, 0: the OS clock */
   w_u64(w, ticks);
   w_u64(w, ns);
   w_u64(w, cp_g.timer_overhead);

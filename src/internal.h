@@ -176,9 +176,9 @@ uint64_t os_ticks(void) CP_HIDDEN;          /* fallback clock, ns or QPC units *
 
 /* cp_g.use_tsc: which clock the hooks read (CAPPROF_CLOCK chooses). */
 #define CP_CLOCK_OS        0  /* os_ticks(): no usable TSC, or asked for */
-#define CP_CLOCK_TSC       1  /* rdtsc at entry, rdtscp at exit (default) */
+#define CP_CLOCK_TSC       1  /* rdtsc at entry, rdtscp at exit (tsc-mixed) */
 #define CP_CLOCK_TSC_FAST  2  /* rdtsc at both: cheaper, less exact */
-#define CP_CLOCK_TSC_ORDERED 3 /* rdtscp at both: a caller's stalls stay its own */
+#define CP_CLOCK_TSC_ORDERED 3 /* rdtscp at both (default): a caller's stalls stay its own */
 
 #if CAPPROF_ARCH_X86
 CP_INLINE uint64_t cp_now(void)
@@ -209,6 +209,14 @@ CP_INLINE uint64_t cp_now_exit(void)
   return cp_now();
 }
 
+/* The clock read that starts a call: ordered by default (rdtscp), so that
+** the loads its caller issued before the call are done before its time
+** starts; perf charges that wait to the caller's loads, and so do we. */
+CP_INLINE uint64_t cp_now_enter(void)
+{
+  return cp_g.use_tsc == CP_CLOCK_TSC_ORDERED ? cp_rdtscp() : cp_now();
+}
+
 /* The hooks' fast paths read the TSC inline and leave the OS clock to the
 ** full path, so that they stay leaf functions. */
 #  define CP_FAST_CLOCK 1
@@ -218,6 +226,7 @@ CP_INLINE uint64_t cp_now_exit(void)
 #else
 CP_INLINE uint64_t cp_now(void) { return os_ticks(); }
 CP_INLINE uint64_t cp_now_exit(void) { return os_ticks(); }
+CP_INLINE uint64_t cp_now_enter(void) { return os_ticks(); }
 #  define CP_FAST_CLOCK 0
 #  define cp_fast_enter_clock(mode) ((void)(mode), os_ticks())
 #  define cp_fast_exit_clock(mode) ((void)(mode), os_ticks())
@@ -225,7 +234,8 @@ CP_INLINE uint64_t cp_now_exit(void) { return os_ticks(); }
 
 int clock_tsc_usable(void) CP_HIDDEN;       /* invariant TSC present */
 /* CP_CLOCK_* for CAPPROF_CLOCK=name (NULL: default): "os", "tsc-fast",
-** "tsc"; the TSC modes only with an invariant TSC (and rdtscp for "tsc"). */
+** "tsc-mixed", "tsc" (= "tsc-ordered", the default); the TSC modes only
+** with an invariant TSC, and all but tsc-fast only with rdtscp. */
 int clock_select(const char *name) CP_HIDDEN;
 void clock_calibrate_timer(void) CP_HIDDEN; /* fills cp_g.timer_overhead */
 void clock_calibrate_probe(int used_only) CP_HIDDEN; /* fills cp_g.probe */
@@ -862,7 +872,7 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     ** keys have the bit set already, so the key must differ too. */
     throttled = t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED);
   }
-  uint64_t now = cp_now();
+  uint64_t now = cp_now_enter();
   if (slow_since) {
     t->slow_calls++;
     if (now > slow_since) t->debt += now - slow_since;
@@ -904,10 +914,12 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
 ** else out of line: the caller's frame is live, the stack has room and the
 ** callee is its parent's hot child. Returns 1 when the call is recorded, 0
 ** (having changed nothing) when the hook must take the full path.
-** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared. */
-CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
+** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared.
+** mode: the clock read that starts the call (CP_CLOCK_*, cp_g.use_tsc but
+** for intercepted calls, see intercept_read_mode). */
+CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t sp,
+                                    uint32_t mode)
 {
-  uint32_t mode = (uint32_t)cp_g.use_tsc;
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
   uint32_t c = nodes[f->node].hot;
@@ -941,6 +953,22 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   uint64_t now = cp_fast_enter_clock(mode);
   calltree_push(t, f, c, sp, now - t->debt);
   return 1;
+}
+
+CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
+{
+  return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc);
+}
+
+/* An intercepted library call is timed with plain rdtsc reads at both ends,
+** whatever the hooks use: its return into the trampoline is a mispredicted
+** branch that orders the exit read enough, and an ordered entry read would
+** cost ~10 ns a call (bench/run_api.sh) on calls far longer than the work
+** it keeps in the caller. */
+CP_INLINE uint32_t intercept_read_mode(void)
+{
+  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  return mode == CP_CLOCK_TSC_ORDERED ? CP_CLOCK_TSC : mode;
 }
 
 /* The common case of cp_hot_exit (check_key): the innermost frame has this

@@ -23,6 +23,17 @@ static const char *clock_name(uint32_t c)
   }
 }
 
+static const char *clock_reads(const struct cpd_dump *d)
+{
+  if (d->clock_source != CPD_CLOCK_TSC) return "";
+  switch (d->clock_reads) {
+  case CPD_READS_ORDERED: return ", rdtscp at entry and exit";
+  case CPD_READS_MIXED: return ", rdtsc at entry, rdtscp at exit";
+  case CPD_READS_FAST: return ", rdtsc at entry and exit";
+  default: return "";
+  }
+}
+
 static const char *os_name(uint32_t os)
 {
   return os == CPD_OS_LINUX ? "Linux" : os == CPD_OS_WINDOWS ? "Windows" : "unknown";
@@ -92,8 +103,8 @@ static void info_one(const struct cpd_dump *d)
   printf("duration:    %s%s\n", fmt_ns((double)(d->dump_ns - d->start_ns), a, sizeof a),
          d->flags & CPD_F_MERGED ? " (from the first run's start to the last run's dump)" : "");
   double ghz = (double)d->calib_ticks / (double)d->calib_ns;
-  printf("clock:       %s, %.6f ticks/ns (measured over %s)\n", clock_name(d->clock_source),
-         ghz, fmt_ns((double)d->calib_ns, a, sizeof a));
+  printf("clock:       %s%s, %.6f ticks/ns (measured over %s)\n", clock_name(d->clock_source),
+         clock_reads(d), ghz, fmt_ns((double)d->calib_ns, a, sizeof a));
   printf("timer read:  %s (average of 2000 back-to-back reads)\n",
          fmt_ns(cpd_ticks_to_ns(d, (double)d->timer_overhead), a, sizeof a));
   struct prof_dump pd = { .d = (struct cpd_dump *)d };
@@ -102,7 +113,8 @@ static void info_one(const struct cpd_dump *d)
   uint64_t leaf = 0;
   prof_probe_model(&pd, &leaf);
   printf("probe:       %s per call in its own time, %s in its caller's time\n"
-         "             (calibrated at start-up: averages over the best loop of calls)\n",
+         "             (calibrated: the median of a loop's rounds, each against the\n"
+         "             same calls without hooks)\n",
          fmt_ns(pd.cal_inner_ns, a, sizeof a), fmt_ns(pd.cal_outer_ns, b, sizeof b));
   if (leaf) {
     struct symbolizer *ls = sym_open(d);

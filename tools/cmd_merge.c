@@ -218,6 +218,9 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
     timer += c * cpd_ticks_to_ns(pd->d, (double)pd->d->timer_overhead);
   }
   d->clock_source = p->dumps[0].d->clock_source;
+  d->clock_reads = p->dumps[0].d->clock_reads;   /* 0 when the runs read it differently */
+  for (uint32_t i = 1; i < p->ndumps; i++)
+    if (p->dumps[i].d->clock_reads != d->clock_reads) d->clock_reads = 0;
   d->calib_ticks = d->calib_ns = 1000000000u;
   d->timer_overhead = ns(timer / w);
   d->probe_inner_mt = ns(inner / w * 1000.0);

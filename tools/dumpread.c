@@ -130,7 +130,7 @@ static int parse_process(struct cpd_dump *d, struct cursor *c)
 static int parse_clock(struct cpd_dump *d, struct cursor *c)
 {
   d->clock_source = c_u32(c);
-  (void)c_u32(c);
+  d->clock_reads = c_u32(c);
   d->calib_ticks = c_u64(c);
   d->calib_ns = c_u64(c);
   d->timer_overhead = c_u64(c);

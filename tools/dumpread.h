@@ -149,6 +149,7 @@ struct cpd_dump {
   char *cmdline;                    /* arguments separated by NUL */
   size_t cmdline_len;
   uint32_t clock_source;            /* CPD_CLOCK_* */
+  uint32_t clock_reads;             /* CPD_READS_*, 0: not recorded */
   uint64_t calib_ticks, calib_ns;   /* ticks and ns over the same span */
   uint64_t timer_overhead;          /* ticks */
   uint64_t probe_inner_mt;          /* milli-ticks per call, own time */

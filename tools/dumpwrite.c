@@ -94,7 +94,7 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
 
   s = b.len;
   put32(&b, d->clock_source);
-  put32(&b, 0);
+  put32(&b, d->clock_reads);
   put64(&b, d->calib_ticks);
   put64(&b, d->calib_ns);
   put64(&b, d->timer_overhead);

@@ -153,7 +153,9 @@ void *tramp_enter_fast(struct cp_thread *t, const struct icpt_stub *s, uintptr_t
   struct icpt_ret *e = r->top;
   uintptr_t orig = *slot, ret = (uintptr_t)cp_plt_return;
   if (CP_UNLIKELY((e->slot <= slot) | (e + 1 >= r->end) | (orig == ret))) return NULL;
-  if (CP_UNLIKELY(!cp_hot_enter_try(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16))) return NULL;
+  if (CP_UNLIKELY(!cp_hot_enter_try_read(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16,
+                                         intercept_read_mode())))
+    return NULL;
   intercept_rpush(r, e, slot, orig, s->id);
   *slot = ret;
   return s->real;
@@ -172,7 +174,7 @@ void *tramp_exit_fast(struct cp_thread *t, uintptr_t *after)
   uintptr_t orig = e->orig;
   if (CP_UNLIKELY((e->slot != slot) | (orig == (uintptr_t)cp_plt_return))) return NULL;
   /* cp_hot_exit_try, but with the plain clock read (see intercept_exit_thread). */
-  uint32_t mode = (uint32_t)cp_g.use_tsc;
+  uint32_t mode = intercept_read_mode();
   struct cp_frame *f = t->top;
   struct cp_node *n = &t->nodes[f->node];
   if (CP_UNLIKELY((n->key != (CPD_KEY_API | e->id)) | (CP_FAST_CLOCK && mode == CP_CLOCK_OS)))

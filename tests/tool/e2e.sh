@@ -103,6 +103,20 @@ $CC -O0 -g -finstrument-functions exit_in_main.c "$LIB" -lpthread -o exit_in_mai
 CAPPROF_OUTPUT=exit.capprof ./exit_in_main
 expect 0 "$CAPPROF" info exit.capprof
 grep -q ' 1 call  .*, 1 call open$' out.txt || fail "info: $(grep tid out.txt)"
+# how the hooks read the TSC is in the dump: rdtscp at both ends by default,
+# CAPPROF_CLOCK=tsc-mixed as before; a merge of the two does not say
+if grep -q '^clock: *rdtsc (invariant TSC)' out.txt; then
+  grep -q '^clock: *rdtsc (invariant TSC), rdtscp at entry and exit, ' out.txt ||
+    fail "info: default clock reads: $(grep '^clock' out.txt)"
+  CAPPROF_CLOCK=tsc-mixed CAPPROF_OUTPUT=mixed.capprof ./exit_in_main
+  expect 0 "$CAPPROF" info mixed.capprof
+  grep -q '^clock: *rdtsc (invariant TSC), rdtsc at entry, rdtscp at exit, ' out.txt ||
+    fail "info: tsc-mixed clock reads: $(grep '^clock' out.txt)"
+  expect 0 "$CAPPROF" merge -o mixed2.capprof exit.capprof mixed.capprof
+  expect 0 "$CAPPROF" info mixed2.capprof
+  grep -q '^clock: *rdtsc (invariant TSC), [0-9]' out.txt ||
+    fail "info: merged clock reads: $(grep '^clock' out.txt)"
+fi
 
 # the HTML page's data (its browser tests are tests/html/): two runs, a
 # pruned page, a diff page, bad --format and --output for diff

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
@@ -35,8 +36,27 @@ static void test_tsc_decision_matches_kernel(void **state)
   int kernel = cpuinfo_has("constant_tsc") && cpuinfo_has("nonstop_tsc");
   assert_int_equal(clock_tsc_usable(), kernel);
   if (!capprof_is_active()) skip();
-  assert_int_equal(cp_g.use_tsc, kernel);
+  assert_int_equal(cp_g.use_tsc != CP_CLOCK_OS, kernel);
   assert_int_equal(cp_g.clock_source, kernel ? CPD_CLOCK_TSC : CPD_CLOCK_MONOTONIC);
+}
+
+/* CAPPROF_CLOCK's names: rdtscp at both ends by default (a caller's stalls
+** stay its own), the other read orders on request, the OS clock always. */
+static void test_clock_names(void **state)
+{
+  (void)state;
+  assert_int_equal(clock_select("os"), CP_CLOCK_OS);
+  if (!clock_tsc_usable()) {
+    assert_int_equal(clock_select(NULL), CP_CLOCK_OS);
+    return;
+  }
+  assert_int_equal(clock_select("tsc-fast"), CP_CLOCK_TSC_FAST);
+  int ordered = cpuinfo_has("rdtscp") ? CP_CLOCK_TSC_ORDERED : CP_CLOCK_TSC_FAST;
+  assert_int_equal(clock_select(NULL), ordered);
+  assert_int_equal(clock_select("tsc"), ordered);
+  assert_int_equal(clock_select("tsc-ordered"), ordered);
+  assert_int_equal(clock_select("tsc-mixed"), cpuinfo_has("rdtscp") ? CP_CLOCK_TSC : CP_CLOCK_TSC_FAST);
+  if (capprof_is_active() && !getenv("CAPPROF_CLOCK")) assert_int_equal(cp_g.use_tsc, ordered);
 }
 
 static void test_timer_overhead_plausible(void **state)
@@ -102,6 +122,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_tsc_decision_matches_kernel),
+    cmocka_unit_test(test_clock_names),
     cmocka_unit_test(test_timer_overhead_plausible),
     cmocka_unit_test(test_ticks_to_ns_ratio),
     cmocka_unit_test(test_clock_monotonic_in_thread),
