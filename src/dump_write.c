@@ -117,6 +117,8 @@ static void write_clock(struct writer *w)
   uint64_t s = sec_begin(w), ticks, ns;
   clock_span(&ticks, &ns);
   w_u32(w, cp_g.clock_source);
+  _Static_assert(CP_CLOCK_TSC == CPD_READS_MIXED && CP_CLOCK_TSC_FAST == CPD_READS_FAST &&
+                 CP_CLOCK_TSC_ORDERED == CPD_READS_ORDERED && CP_CLOCK_OS == 0, "reads");
   w_u32(w, cp_g.use_tsc);          /* CP_CLOCK_* = CPD_READS_*, 0: the OS clock */
   w_u64(w, ticks);
   w_u64(w, ns);

@@ -872,7 +872,10 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
     ** keys have the bit set already, so the key must differ too. */
     throttled = t->nodes[c].key != key && t->nodes[c].key == (key | CP_KEY_THROTTLED);
   }
-  uint64_t now = cp_now_enter();
+  /* Ordered for a timed frame's start, as on the fast path; a throttled
+  ** call's read only ends the slow path (a sampled one reads its own), and
+  ** an intercepted call's start is a plain read (intercept_read_mode). */
+  uint64_t now = throttled || CPD_KEY_IS_API(key) ? cp_now() : cp_now_enter();
   if (slow_since) {
     t->slow_calls++;
     if (now > slow_since) t->debt += now - slow_since;
@@ -960,11 +963,12 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc);
 }
 
-/* An intercepted library call is timed with plain rdtsc reads at both ends,
-** whatever the hooks use: its return into the trampoline is a mispredicted
-** branch that orders the exit read enough, and an ordered entry read would
-** cost ~10 ns a call (bench/run_api.sh) on calls far longer than the work
-** it keeps in the caller. */
+/* An intercepted library call is timed with plain rdtsc reads at both ends
+** on Linux, whatever the hooks use (Windows' import-table path is the
+** hooks' full path and reads as they do): its return into the trampoline
+** is a mispredicted branch that orders the exit read enough, and an
+** ordered entry read cost ~20 ns a call in bench_api (53 against 32 ns),
+** on calls far longer than the work it keeps in the caller. */
 CP_INLINE uint32_t intercept_read_mode(void)
 {
   uint32_t mode = (uint32_t)cp_g.use_tsc;

@@ -330,7 +330,7 @@ uint64_t capprof_zone_begin(const char *name)
     c = calltree_lookup(t, f->node, key);
     if (c == CPD_NO_PARENT) goto out;
   }
-  calltree_push(t, f, c, sp, cp_tnow(t));
+  calltree_push(t, f, c, sp, cp_now_enter() - t->debt);  /* as the entry hooks read */
   token = (uint64_t)(f + 1 - t->frames) << 32 | (uint64_t)id;
 out:
   os_restore_errors(e);

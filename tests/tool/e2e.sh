@@ -105,7 +105,8 @@ expect 0 "$CAPPROF" info exit.capprof
 grep -q ' 1 call  .*, 1 call open$' out.txt || fail "info: $(grep tid out.txt)"
 # how the hooks read the TSC is in the dump: rdtscp at both ends by default,
 # CAPPROF_CLOCK=tsc-mixed as before; a merge of the two does not say
-if grep -q '^clock: *rdtsc (invariant TSC)' out.txt; then
+if grep -q '^clock: *rdtsc (invariant TSC)' out.txt && grep -qw rdtscp /proc/cpuinfo &&
+   [ -z "${CAPPROF_CLOCK:-}" ]; then
   grep -q '^clock: *rdtsc (invariant TSC), rdtscp at entry and exit, ' out.txt ||
     fail "info: default clock reads: $(grep '^clock' out.txt)"
   CAPPROF_CLOCK=tsc-mixed CAPPROF_OUTPUT=mixed.capprof ./exit_in_main
