@@ -157,7 +157,8 @@ enum cpd_arch { CPD_ARCH_OTHER = 0, CPD_ARCH_X86_64 = 1, CPD_ARCH_I386 = 2,
                 CPD_ARCH_AARCH64 = 3 };
 enum cpd_clock { CPD_CLOCK_TSC = 1, CPD_CLOCK_MONOTONIC = 2, CPD_CLOCK_QPC = 3 };
 /* The CLOCK section's second u32: how the hooks read the TSC (0: not
-** recorded, dumps before format 1.6's runtime change, or not the TSC). */
+** recorded by an older runtime, a merge of runs that differ, or not the
+** TSC). */
 enum cpd_tsc_reads { CPD_READS_MIXED = 1, CPD_READS_FAST = 2, CPD_READS_ORDERED = 3 };
 enum cpd_modid { CPD_MODID_NONE = 0, CPD_MODID_GNU_BUILD_ID = 1,
                  CPD_MODID_PDB70 = 2 /* 16-byte GUID then u32 age */ };

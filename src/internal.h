@@ -963,9 +963,9 @@ CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
   return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc);
 }
 
-/* An intercepted library call is timed with plain rdtsc reads at both ends
-** on Linux, whatever the hooks use (Windows' import-table path is the
-** hooks' full path and reads as they do): its return into the trampoline
+/* An intercepted library call starts with a plain rdtsc whatever the hooks
+** use (cp_hot_enter reads so for API keys too, Windows' import-table path),
+** and on Linux ends with one (tramp_exit_fast): its return into the trampoline
 ** is a mispredicted branch that orders the exit read enough, and an
 ** ordered entry read cost ~20 ns a call in bench_api (53 against 32 ns),
 ** on calls far longer than the work it keeps in the caller. */
