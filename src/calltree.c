@@ -146,13 +146,37 @@ CP_PROBE_CODE static uint32_t get_child(struct cp_thread *t, uint32_t parent, ui
   return idx != CPD_NO_PARENT ? idx : CP_NODE_OVERFLOW;
 }
 
+/* Node idx, found by a lookup that did not start at its first table slot:
+** move it there when the node in that slot is not in its own first slot
+** either. The fast paths probe only the first slot, so a frequent callee
+** that an earlier, unrelated node pushed on would otherwise take the slow
+** path on every call (which of a program's callees do depends on their
+** addresses: on ASLR). Linear probing without deletions keeps both
+** findable: every slot from either one's first slot to its new place is
+** occupied, since the lookup passed through them. */
+CP_PROBE_CODE static void table_promote(struct cp_thread *t, uint32_t idx)
+{
+  const struct cp_node *n = &t->nodes[idx];
+  uint32_t home = hash_slot(t, n->parent, n->key);
+  uint32_t other = t->table[home];
+  if (other == idx) return;
+  const struct cp_node *o = &t->nodes[other];
+  if (hash_slot(t, o->parent, o->key) == home && n->calls <= 2 * o->calls + 64)
+    return;                      /* it belongs there, and is not much colder */
+  uint32_t s = home;
+  while (t->table[s] != idx) s = (s + 1) & t->mask;
+  t->table[s] = other;
+  t->table[home] = idx;
+}
+
 /* Find or create the child of parent with key (get_child), and make it
 ** parent's hot child. */
 CP_PROBE_CODE uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
   uint32_t idx = find_child(t, parent, key);
-  if (!idx) {
+  if (idx) table_promote(t, idx);
+  else {
     uint32_t saved = cp_enter_busy(t);
     os_errsave e = os_save_errors();
     idx = get_child(t, parent, key);

@@ -91,17 +91,26 @@ long cp_calib_fentry(long a, long b) CP_HIDDEN;
 #define PROBE_CALLS  50
 
 /* One round of calls. With sampled set, every call is made a throttled
-** call's timed sample (the thread's countdown cleared before it); the plain
-** rounds do the same store, so that both loops run the same code. */
+** call's timed sample (the thread's countdown cleared before it); with
+** lookup set, every call finds its callee in the lookup table (the caller's
+** hot child cleared before it). The plain rounds do the same stores, so
+** that both loops run the same code. */
 static volatile long calib_sink;
 
-static uint64_t one_round(calib_fn volatile fn, struct cp_thread *sampled)
+static uint64_t one_round(calib_fn volatile fn, struct cp_thread *sampled,
+                          struct cp_thread *lookup)
 {
   long acc = 0;
   uint64_t t0 = cp_now();
   if (sampled) {
     for (int i = 0; i < PROBE_CALLS; i++) {
       sampled->countdown = 0;
+      CP_BARRIER();
+      acc += fn(i, 1);
+    }
+  } else if (lookup) {
+    for (int i = 0; i < PROBE_CALLS; i++) {
+      lookup->nodes[lookup->top->node].hot = CP_NODE_ROOT;
       CP_BARRIER();
       acc += fn(i, 1);
     }
@@ -155,9 +164,9 @@ uint64_t cp_median(uint64_t *v, int n)
 ** machine: the ground-truth caller of 64 short callees kept up to +21 %,
 ** docs/tool.md.) 0 when something failed. */
 static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
-                        uint64_t *outer_mt, uint64_t *inner_mt)
+                        int lookup, uint64_t *outer_mt, uint64_t *inner_mt)
 {
-  struct cp_thread *sampled = NULL;
+  struct cp_thread *sampled = NULL, *looked = lookup ? scratch : NULL;
   if (kind != CP_FRAME_TIMED) {               /* throttle the scratch nodes */
     for (uint32_t i = CP_FIRST_NODE; i < scratch->nnodes; i++)
       scratch->nodes[i].key |= CP_KEY_THROTTLED;
@@ -172,9 +181,9 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   int rounds = kind == CP_FRAME_TIMED ? PROBE_ROUNDS : PROBE_ROUNDS / 2;
   for (int r = 0; r < PROBE_WARMUP + rounds; r++) {
     uint64_t own = scratch_ticks(scratch);
-    uint64_t a = one_round(fn, sampled);
+    uint64_t a = one_round(fn, sampled, looked);
     own = (scratch_ticks(scratch) - own) / per;
-    uint64_t b = one_round(cp_calib_plain, sampled);
+    uint64_t b = one_round(cp_calib_plain, sampled, looked);
     if (r < PROBE_WARMUP) continue;
     outs[r - PROBE_WARMUP] = a > b ? a - b : 0;
     ins[r - PROBE_WARMUP] = own > b ? own - b : 0;
@@ -239,16 +248,26 @@ void clock_calibrate_probe(int used_only)
     scratch->gate = cp_g.gate;
     scratch->calibrating = 1;                /* its calls pass any CAPPROF_THROTTLE=N */
     os_set_thread(scratch);
-    uint64_t outer, inner, uouter, uinner, souter, sinner;
-    int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, &outer, &inner);
-    int tok = ok && measure_kind(scratch, fns[k], CP_FRAME_UNTIMED, &uouter, &uinner) &&
-              measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, &souter, &sinner);
+    uint64_t outer, inner, louter, linner, uouter, uinner, souter, sinner;
+    int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, 0, &outer, &inner);
+    int lok = ok && measure_kind(scratch, fns[k], CP_FRAME_TIMED, 1, &louter, &linner);
+    int tok = ok && measure_kind(scratch, fns[k], CP_FRAME_UNTIMED, 0, &uouter, &uinner) &&
+              measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, 0, &souter, &sinner);
     os_set_thread(saved);
     struct cp_probe_cost *pc = &cp_g.probe[k];
     if (ok) cp_keep_pair(&pc->inner_mt, &pc->outer_mt, inner, outer);
     if (tok) {
       keep_smaller(&pc->untimed_mt, uouter);
       cp_keep_pair(&pc->sinner_mt, &pc->souter_mt, sinner, souter);
+    }
+    /* The lookup's extra cost, set once: the hooks have left it out of
+    ** every time since. At most an untimed call's whole cost, which every
+    ** call that adds it to the debt spends inside the frames it is taken
+    ** from (so no frame's time can go below zero). */
+    if (lok && tok && !cp_g.lookup_ticks[k] && louter > outer) {
+      uint64_t extra = (louter - outer) / 1000;
+      uint64_t cap = pc->untimed_mt / 1000;
+      cp_g.lookup_ticks[k] = (uint32_t)(extra < cap ? extra : cap);
     }
     calltree_free(scratch);
   }

@@ -124,7 +124,11 @@ struct cp_global {
   uint32_t node_cap;          /* per-thread node cap */
   uint64_t throttle_calls;    /* calls at which a node's throttling is decided; 0: off */
   uint32_t throttle_period;   /* a throttled node's calls per timed call, on average */
-  char pad_[64 - 7 * 4 - 8];
+  /* Ticks a fast entry that finds its callee in the lookup table, not as
+  ** its caller's hot child, costs beyond one that does, per kind of hook
+  ** (CP_PROBE_*): added to the thread's debt, as a slow path's time is. */
+  uint32_t lookup_ticks[CP_PROBE_KINDS];
+  char pad_[64 - 7 * 4 - 8 - CP_PROBE_KINDS * 4];
 
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
@@ -919,9 +923,12 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
 ** (having changed nothing) when the hook must take the full path.
 ** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared.
 ** mode: the clock read that starts the call (CP_CLOCK_*, cp_g.use_tsc but
-** for intercepted calls, see intercept_read_mode). */
+** for intercepted calls, see intercept_read_mode). lookup: ticks added to
+** the debt when the callee is found in its first table slot
+** (cp_g.lookup_ticks; 0 for intercepted calls, whose probe is calibrated
+** whole). */
 CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t sp,
-                                    uint32_t mode)
+                                    uint32_t mode, uint32_t lookup)
 {
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
@@ -938,6 +945,7 @@ CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t
         return 0;
       nodes[f->node].hot = c = s;
       k = nodes[s].key;
+      t->debt += lookup;       /* the probe's cost beyond the hot child's */
     }
     if (k != key) {
       if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
@@ -960,7 +968,8 @@ CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t
 
 CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
-  return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc);
+  return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc,
+                               cp_g.lookup_ticks[CP_PROBE_CYG]);
 }
 
 /* An intercepted library call starts with a plain rdtsc whatever the hooks

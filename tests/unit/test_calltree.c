@@ -2,7 +2,8 @@
 ** test_calltree.c -- the per-thread call tree and shadow stack, driven
 ** directly through the hot path with chosen keys and stack pointers: nesting,
 ** recursion, frames skipped by longjmp/exceptions, exits without entries,
-** the node cap, a million-level recursion, rebase, and table growth.
+** the node cap, a million-level recursion, rebase, table growth, and the
+** lookup table's promotion of frequent callees to their first slot.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -259,6 +260,86 @@ static void test_wide_node_and_table_growth(void **state)
     }
 }
 
+/* A key, other than those before it in avoid[0..n), whose first lookup-table
+** slot under parent is slot. */
+static uint64_t key_at(uint32_t parent, uint32_t slot, const uint64_t *avoid, int n)
+{
+  for (uint64_t k = 0x100000u;; k += 16) {
+    int used = 0;
+    for (int i = 0; i < n; i++) used |= avoid[i] == k;
+    if (!used && calltree_slot(t, parent, k) == slot) return k;
+  }
+}
+
+/* The fast path probes a callee's first table slot only: a callee pushed
+** past it by an earlier node is moved there by the slow path when the node
+** there is not in its own first slot, or is much colder; both stay found. */
+static void test_table_promotes_frequent_callees(void **state)
+{
+  (void)state;
+  in(A, 1000);
+  in(B, 900); out(B, 900);                   /* B: A's hot child from here */
+  uint32_t a = path(A, 0), h = calltree_slot(t, a, A) ^ 5u;
+  uint64_t k[4];
+  k[0] = key_at(a, h, NULL, 0);              /* P: home h, gets h */
+  k[1] = key_at(a, h, k, 1);                 /* Q: home h, pushed to h + 1 */
+  k[2] = key_at(a, (h + 1) & t->mask, k, 2); /* X: home h + 1, pushed to h + 2 */
+  for (int i = 0; i < 3; i++) { in(k[i], 900); out(k[i], 900); }
+  uint32_t nodes = t->nnodes;
+  /* X's first slot holds Q, which is not in its own: one slow lookup moves X. */
+  in(B, 900); out(B, 900);
+  assert_int_equal(cp_hot_enter_try(t, k[2], 900), 0);
+  in(k[2], 900); out(k[2], 900);
+  in(B, 900); out(B, 900);
+  assert_int_equal(cp_hot_enter_try(t, k[2], 900), 1);
+  out(k[2], 900);
+  /* Q, now behind X, is frequent: past twice P's calls it takes P's slot. */
+  int moved = -1;
+  for (int i = 0; i < 200 && moved < 0; i++) {
+    in(B, 900); out(B, 900);
+    if (cp_hot_enter_try(t, k[1], 900)) { out(k[1], 900); moved = i; }
+    else { in(k[1], 900); out(k[1], 900); }
+  }
+  assert_true(moved > 0);
+  assert_true(t->nodes[path(A, k[1], 0)].calls > 2 * t->nodes[path(A, k[0], 0)].calls);
+  /* Every node is still found where it is: no new node, counts exact. */
+  for (int i = 0; i < 3; i++) { in(k[i], 900); out(k[i], 900); }
+  assert_int_equal(t->nnodes, nodes);
+  assert_int_equal(calls(path(A, k[0], 0)), 2);
+  assert_int_equal(calls(path(A, k[1], 0)), 2 + (uint64_t)moved + 1);
+  assert_int_equal(calls(path(A, k[2], 0)), 4);
+  out(A, 1000);
+  assert_ptr_equal(t->top, t->frames);
+}
+
+/* A fast entry that finds its callee in the lookup table, not as the hot
+** child, adds the calibrated lookup cost to the thread's debt, so that it
+** is in no time; a hot child's entry, and an intercepted call's (whose
+** probe is calibrated whole), add nothing. */
+static void test_lookup_cost_is_debt(void **state)
+{
+  (void)state;
+  uint32_t saved = cp_g.lookup_ticks[CP_PROBE_CYG];
+  cp_g.lookup_ticks[CP_PROBE_CYG] = 7;
+  in(A, 1000);
+  in(B, 900); out(B, 900);
+  in(C, 900); out(C, 900);                   /* C: A's hot child */
+  uint64_t d0 = t->debt;
+  assert_int_equal(cp_hot_enter_try(t, B, 900), 1);      /* in the table */
+  assert_int_equal(t->debt, d0 + 7);
+  out(B, 900);
+  assert_int_equal(cp_hot_enter_try(t, B, 900), 1);      /* hot now */
+  assert_int_equal(t->debt, d0 + 7);
+  out(B, 900);
+  assert_int_equal(cp_hot_enter_try_read(t, C, 900, (uint32_t)cp_g.use_tsc, 0), 1);
+  assert_int_equal(t->debt, d0 + 7);
+  out(C, 900);
+  out(A, 1000);
+  assert_int_equal(calls(path(A, B, 0)), 3);
+  assert_int_equal(calls(path(A, C, 0)), 2);
+  cp_g.lookup_ticks[CP_PROBE_CYG] = saved;
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -274,6 +355,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_rebase_keeps_open_path, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wide_node_and_table_growth, setup, teardown),
     cmocka_unit_test_setup_teardown(test_throttled_calls, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_table_promotes_frequent_callees, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_lookup_cost_is_debt, setup, teardown),
   };
   return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
 }
