@@ -380,6 +380,8 @@ __return__:
         mov     T_TOP(%r11), %rcx               /* rdtscp wrote ecx */
         sub     T_DEBT(%r11), %rax
         sub     F_TSTART(%rcx), %rax            /* the call's ticks */
+        mov     $0, %edx
+        cmovs   %rdx, %rax                      /* below 0: 0 (calltree_charge) */
         incq    N_CALLS(%rsi)
         add     %rax, N_INCL(%rsi)
         mov     N_MIN(%rsi), %rdx

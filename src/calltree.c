@@ -174,15 +174,17 @@ CP_PROBE_CODE static void table_promote(struct cp_thread *t, uint32_t idx)
 CP_PROBE_CODE uint32_t calltree_lookup(struct cp_thread *t, uint32_t parent, uint64_t key)
 {
   if (calltree_node_capped(t, parent)) return CP_NODE_SINK;
+  /* Busy: a signal handler's hooks must not see the table mid-swap, nor
+  ** grow it under a promotion. */
+  uint32_t saved = cp_enter_busy(t);
   uint32_t idx = find_child(t, parent, key);
   if (idx) table_promote(t, idx);
   else {
-    uint32_t saved = cp_enter_busy(t);
     os_errsave e = os_save_errors();
     idx = get_child(t, parent, key);
     os_restore_errors(e);
-    cp_leave_busy(t, saved);
   }
+  cp_leave_busy(t, saved);
   if (!calltree_node_capped(t, idx)) t->nodes[parent].hot = idx;
   return idx;
 }

@@ -277,9 +277,12 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap) CP_HIDDEN;
 /* Rebuild the tree empty but for the path of the open frames, whose start
 ** times become now. Used by reset and in a fork child. */
 void calltree_rebase(struct cp_thread *t, uint64_t now) CP_HIDDEN;
-/* Charge one finished call to a node. */
+/* Charge one finished call to a node. A difference of thread clocks that
+** came out negative (d above 2^63: debt the lookups added beyond what the
+** call's span held, cp_hot_enter_try_read) is 0. */
 CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 {
+  if (CP_UNLIKELY((int64_t)d < 0)) d = 0;
   n->calls++;
   n->incl += d;
   if (d < n->min) n->min = d;
@@ -293,6 +296,7 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 ** was measured. */
 CP_INLINE void calltree_charge_sampled(struct cp_node *n, uint64_t d)
 {
+  if (CP_UNLIKELY((int64_t)d < 0)) d = 0;    /* as calltree_charge */
   uint64_t s = d < cp_g.sample_cap ? d : cp_g.sample_cap;
   n->calls++;
   n->incl += s * cp_g.throttle_period + (d - s);
@@ -920,7 +924,9 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
 /* The common case of cp_hot_enter alone, for hooks that keep everything
 ** else out of line: the caller's frame is live, the stack has room and the
 ** callee is its parent's hot child. Returns 1 when the call is recorded, 0
-** (having changed nothing) when the hook must take the full path.
+** when the hook must take the full path (having changed nothing but, when
+** the callee was found in the table, the hot child and the debt: that
+** lookup's cost was spent all the same).
 ** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared.
 ** mode: the clock read that starts the call (CP_CLOCK_*, cp_g.use_tsc but
 ** for intercepted calls, see intercept_read_mode). lookup: ticks added to

@@ -127,7 +127,8 @@ static void info_one(const struct cpd_dump *d)
            fmt_ns(pd.scale_leaf_ns, c, sizeof c));
     sym_close(ls);
   } else {
-    printf("this run:    as calibrated: no frequent leaf call was short enough to bound it\n");
+    printf("this run:    as calibrated: no frequent leaf call was shorter than the\n"
+           "             calibrated own time, which would bound it below it\n");
   }
   printf("             In words: the clock advances %.3f times per nanosecond; every\n"
          "             instrumented call adds %s to its own measured time and %s to\n"

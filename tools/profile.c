@@ -715,11 +715,6 @@ static void check_calibration(const struct profile *p, uint32_t di)
 
 /* Leaves with at least this many calls bound the probe's own cost. */
 #define LEAF_MIN_CALLS 1000
-/* The run's shortest leaf is taken as probe cost when its calls average at
-** most this many times the calibrated own cost; a longer one does real work
-** and says nothing about the probe. */
-#define LEAF_MAX_RATIO 1.5
-
 int prof_unreliable(double comp, double raw)
 {
   return raw - comp > 2.0 * comp && raw > 0;
@@ -762,10 +757,13 @@ static int cmp_double(const void *a, const void *b)
 ** plus its body, so the shortest average over frequently called leaves bounds
 ** the probe's own cost from above, under this program's cache and branch-
 ** predictor conditions, which the start-up loop does not have. When that
-** bound is near the calibration (within LEAF_MAX_RATIO), both probe costs
-** are scaled to it: the same hook code runs on both sides of the call, and
-** is slowed or sped up alike. Fills pd->probe_scale and scale_leaf_ns, and
-** *leaf_key (0 if none) for the caller to name the leaf. */
+** bound is below the calibration, both probe costs are scaled down to it:
+** the same hook code runs on both sides of the call, and is sped up alike.
+** A bound above it says nothing (the leaf's body and the call are in it),
+** and the calibration stands: scaling up to it, as the tool did before,
+** over-compensated every call by the leaf's body (docs/tool.md). Fills
+** pd->probe_scale and scale_leaf_ns, and *leaf_key (0 if none) for the
+** caller to name the leaf. */
 void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
 {
   const struct cpd_dump *d = pd->d;
@@ -822,7 +820,7 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
       memcpy(sorted, avg, m * sizeof *sorted);
       qsort(sorted, m, sizeof *sorted, cmp_double);
       double best = cpd_ticks_to_ns(d, sorted[LEAF_SKIP]);
-      if (pd->cal_inner_ns > 0 && best <= LEAF_MAX_RATIO * pd->cal_inner_ns) {
+      if (pd->cal_inner_ns > 0 && best < pd->cal_inner_ns) {
         pd->probe_scale = best / pd->cal_inner_ns;
         pd->scale_leaf_ns = best;
         m = 0;

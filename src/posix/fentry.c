@@ -66,12 +66,12 @@ CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
   if (CP_UNLIKELY(nodes[c].key != key)) {
     /* Not the hot child: the lookup table's first slot usually holds it
     ** (as in cp_hot_enter_try); a throttled callee is found there too. */
-    uint32_t s = t->table[calltree_slot(t, f->node, key)];
-    if (s != 0 && nodes[s].parent == f->node) {
-      if ((nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
-        nodes[f->node].hot = c = s;
-        t->debt += cp_g.lookup_ticks[CP_PROBE_FENTRY];   /* as __fentry__ */
-      }
+    uint32_t s = nodes[c].key == (key | CP_KEY_THROTTLED) ? c      /* as __fentry__ */
+                 : t->table[calltree_slot(t, f->node, key)];
+    if (s != c && s != 0 && nodes[s].parent == f->node &&
+        (nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
+      nodes[f->node].hot = c = s;
+      t->debt += cp_g.lookup_ticks[CP_PROBE_FENTRY];     /* as __fentry__ */
     }
     if (nodes[c].key != key) {
       if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp && f + 1 < t->commit_end) {

@@ -68,15 +68,15 @@ static const struct cpd_node chain[] = {
   { F(0x30), 2, 0, 20, 200, 5, 15 },
 };
 
-/* main -> four leaves of 2000 calls: 5, 6, 12 and 30 ns a call. The two
+/* main -> four leaves of 2000 calls: 5, 6, 8 and 30 ns a call. The two
 ** shortest are skipped (calls cut short by longjmp look like that), so the
-** third, 12 ns, bounds the probe: inner 10 -> 12, outer 20 -> 24. */
+** third, 8 ns, bounds the probe: inner 10 -> 8, outer 20 -> 16. */
 static const struct cpd_node leaves[] = {
   ROOT,
   { F(0x10), 0, 0, 1, 300000, 300000, 300000 },
   { F(0x20), 1, 0, 2000, 10000, 5, 5 },
   { F(0x30), 1, 0, 2000, 12000, 6, 6 },
-  { F(0x40), 1, 0, 2000, 24000, 12, 12 },
+  { F(0x40), 1, 0, 2000, 16000, 8, 8 },
   { F(0x50), 1, 0, 2000, 60000, 30, 30 },
 };
 
@@ -88,27 +88,27 @@ static void probe_scaled_by_leaves(void **state)
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   const struct prof_dump *pd = &p->dumps[0];
-  assert_true(pd->probe_scale > 1.199 && pd->probe_scale < 1.201);
-  assert_true(pd->inner_ns > 11.99 && pd->inner_ns < 12.01);
-  assert_true(pd->outer_ns > 23.99 && pd->outer_ns < 24.01);
+  assert_true(pd->probe_scale > 0.799 && pd->probe_scale < 0.801);
+  assert_true(pd->inner_ns > 7.99 && pd->inner_ns < 8.01);
+  assert_true(pd->outer_ns > 15.99 && pd->outer_ns < 16.01);
   const struct prof_node *n = p->threads[0].nodes;
-  assert_true(n[4].t.incl == 0);                       /* 24000 - 2000 * 12 */
-  assert_true(n[5].t.incl == 36000);                   /* 60000 - 2000 * 12 */
-  /* main: 300000 - 12 - 8000 * 24 = 107988 */
-  assert_true(n[1].t.incl > 107987.9 && n[1].t.incl < 107988.1);
+  assert_true(n[4].t.incl == 0);                       /* 16000 - 2000 * 8 */
+  assert_true(n[5].t.incl == 44000);                   /* 60000 - 2000 * 8 */
+  /* main: 300000 - 8 - 8000 * 16 = 171992 */
+  assert_true(n[1].t.incl > 171991.9 && n[1].t.incl < 171992.1);
   prof_free(p);
 
-  /* A third-shortest leaf at 16 ns is more than 1.5 x the calibrated 10 ns:
-  ** it does real work and says nothing of the probe, which stays as is. */
-  f.nodes[4].incl = 32000;
+  /* A third-shortest leaf at 12 ns, above the calibrated 10 ns, bounds
+  ** nothing (its body is in it): the calibration stands, not scaled up. */
+  f.nodes[4].incl = 24000;
   p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
   assert_true(p->dumps[0].probe_scale == 1.0 && p->dumps[0].inner_ns == 10.0);
   prof_free(p);
 
   /* A throttled leaf: its incl covers its 2000 timed calls, not all its
-  ** 200000 calls; dividing by all gave a bound of 0.12 ns and a scale of
-  ** 0.012 (Lua built in GCC's fentry mode showed x0.04). */
+  ** 200000 calls; dividing by all gave a bound of 0.08 ns and a scale of
+  ** 0.008 (Lua built in GCC's fentry mode showed x0.04). */
   setup_dump(&f, leaves, 6);
   f.nodes[4].calls = 200000;
   f.nodes[4].flags = CPD_NODE_THROTTLED;
@@ -119,7 +119,7 @@ static void probe_scaled_by_leaves(void **state)
   f.d.throttled = &thr;
   p = prof_new();
   assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
-  assert_true(p->dumps[0].probe_scale > 1.199 && p->dumps[0].probe_scale < 1.201);
+  assert_true(p->dumps[0].probe_scale > 0.799 && p->dumps[0].probe_scale < 0.801);
   prof_free(p);
 
   /* Fewer than 1000 calls: no bound either. */
