@@ -96,7 +96,6 @@
 #define G_GATE        0
 #define G_USE_TSC     4
 #define G_THROTTLE_CALLS 24
-#define G_LOOKUP_FENTRY 40             /* lookup_ticks[CP_PROBE_FENTRY] */
 #define CLOCK_OS      0
 #define CLOCK_TSC_FAST 2
 #define CLOCK_TSC_ORDERED 3
@@ -265,12 +264,8 @@ __fentry__:
         cmp     48(%rsp), %rax
         jne     8f
         mov     %edx, N_HOT(%rdi)               /* the hot child now */
-        mov     cp_g+G_LOOKUP_FENTRY(%rip), %eax
-        add     %rax, T_DEBT(%r11)              /* the lookup's cost: debt */
         jmp     3f
 4:      mov     %edx, N_HOT(%rdi)
-        mov     cp_g+G_LOOKUP_FENTRY(%rip), %eax
-        add     %rax, T_DEBT(%r11)
 5:      /* Timed call of node edx: the clock, then the frame. */
         mov     %edx, %edi
         mov     cp_g+G_USE_TSC(%rip), %eax
@@ -380,8 +375,6 @@ __return__:
         mov     T_TOP(%r11), %rcx               /* rdtscp wrote ecx */
         sub     T_DEBT(%r11), %rax
         sub     F_TSTART(%rcx), %rax            /* the call's ticks */
-        mov     $0, %edx
-        cmovs   %rdx, %rax                      /* below 0: 0 (calltree_charge) */
         incq    N_CALLS(%rsi)
         add     %rax, N_INCL(%rsi)
         mov     N_MIN(%rsi), %rdx

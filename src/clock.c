@@ -91,26 +91,17 @@ long cp_calib_fentry(long a, long b) CP_HIDDEN;
 #define PROBE_CALLS  50
 
 /* One round of calls. With sampled set, every call is made a throttled
-** call's timed sample (the thread's countdown cleared before it); with
-** lookup set, every call finds its callee in the lookup table (the caller's
-** hot child cleared before it). The plain rounds do the same stores, so
-** that both loops run the same code. */
+** call's timed sample (the thread's countdown cleared before it); the plain
+** rounds do the same store, so that both loops run the same code. */
 static volatile long calib_sink;
 
-static uint64_t one_round(calib_fn volatile fn, struct cp_thread *sampled,
-                          struct cp_thread *lookup)
+static uint64_t one_round(calib_fn volatile fn, struct cp_thread *sampled)
 {
   long acc = 0;
   uint64_t t0 = cp_now();
   if (sampled) {
     for (int i = 0; i < PROBE_CALLS; i++) {
       sampled->countdown = 0;
-      CP_BARRIER();
-      acc += fn(i, 1);
-    }
-  } else if (lookup) {
-    for (int i = 0; i < PROBE_CALLS; i++) {
-      lookup->nodes[lookup->top->node].hot = CP_NODE_ROOT;
       CP_BARRIER();
       acc += fn(i, 1);
     }
@@ -181,9 +172,9 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   int rounds = kind == CP_FRAME_TIMED ? PROBE_ROUNDS : PROBE_ROUNDS / 2;
   for (int r = 0; r < PROBE_WARMUP + rounds; r++) {
     uint64_t own = scratch_ticks(scratch);
-    uint64_t a = one_round(fn, sampled, NULL);
+    uint64_t a = one_round(fn, sampled);
     own = (scratch_ticks(scratch) - own) / per;
-    uint64_t b = one_round(cp_calib_plain, sampled, NULL);
+    uint64_t b = one_round(cp_calib_plain, sampled);
     if (r < PROBE_WARMUP) continue;
     outs[r - PROBE_WARMUP] = a > b ? a - b : 0;
     ins[r - PROBE_WARMUP] = own > b ? own - b : 0;
@@ -194,31 +185,6 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
   if (!outer || (!inner && kind != CP_FRAME_UNTIMED)) return 0;   /* untimed: no inner */
   *outer_mt = outer * 1000 / PROBE_CALLS;
   *inner_mt = inner * 1000 / PROBE_CALLS;
-  return 1;
-}
-
-/* What a timed call whose callee is found in the lookup table, not as its
-** caller's hot child, costs its caller beyond one that is, in milli-ticks:
-** per round, (lookup round - its plain twin) - (hot round - its plain twin),
-** the four run back to back so that they see the same machine; the median
-** of the rounds (a difference of a few ns between two ~40 ns figures: the
-** pairing keeps the machine's drift out of it). 0 when something failed. */
-static int measure_lookup(struct cp_thread *scratch, calib_fn fn, uint64_t *extra_mt)
-{
-  uint64_t d[PROBE_ROUNDS];
-  uint64_t calls0 = scratch_calls(scratch);
-  for (int r = 0; r < PROBE_WARMUP + PROBE_ROUNDS; r++) {
-    uint64_t a = one_round(fn, NULL, NULL), b = one_round(cp_calib_plain, NULL, NULL);
-    uint64_t la = one_round(fn, NULL, scratch), lb = one_round(cp_calib_plain, NULL, scratch);
-    if (r < PROBE_WARMUP) continue;
-    /* signed, stored with an offset of 2^63 so that the median sorts it */
-    int64_t x = ((int64_t)la - (int64_t)lb) - ((int64_t)a - (int64_t)b);
-    d[r - PROBE_WARMUP] = (uint64_t)x + (UINT64_C(1) << 63);
-  }
-  if (scratch_calls(scratch) - calls0 != (uint64_t)(PROBE_WARMUP + PROBE_ROUNDS) * 2 * PROBE_CALLS)
-    return 0;
-  uint64_t m = cp_median(d, PROBE_ROUNDS);
-  *extra_mt = m > (UINT64_C(1) << 63) ? (m - (UINT64_C(1) << 63)) * 1000 / PROBE_CALLS : 0;
   return 1;
 }
 
@@ -253,18 +219,8 @@ void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64
 ** kind of hook the runtime has (used_only:
 ** the kind the program used, before a dump): the dump keeps the figures of
 ** the kind the program used (cp_probe_cost). */
-/* Windows' hooks take cp_hot_enter whole (its lookups are slow paths, timed
-** and left out as such); the POSIX hooks and __fentry__ look in the table's
-** first slot on their fast path. */
-#ifdef _WIN32
-#  define CP_TABLE_FAST_PATH 0
-#else
-#  define CP_TABLE_FAST_PATH 1
-#endif
-
 void clock_calibrate_probe(int used_only)
 {
-  static int lookup_done[CP_PROBE_KINDS];
   static const calib_fn fns[CP_PROBE_KINDS] = {
     cp_calib_instrumented,
 #ifdef CAPPROF_HAVE_FENTRY
@@ -283,13 +239,8 @@ void clock_calibrate_probe(int used_only)
     scratch->gate = cp_g.gate;
     scratch->calibrating = 1;                /* its calls pass any CAPPROF_THROTTLE=N */
     os_set_thread(scratch);
-    uint64_t outer, inner, lookup = 0, uouter, uinner, souter, sinner;
+    uint64_t outer, inner, uouter, uinner, souter, sinner;
     int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, &outer, &inner);
-    /* The lookup's cost: once, at start-up (the hooks apply it from then
-    ** on), and only where the hooks' fast path looks in the table. */
-    int lok = ok && CP_TABLE_FAST_PATH && !lookup_done[k] &&
-              measure_lookup(scratch, fns[k], &lookup);
-    lookup_done[k] = 1;
     int tok = ok && measure_kind(scratch, fns[k], CP_FRAME_UNTIMED, &uouter, &uinner) &&
               measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, &souter, &sinner);
     os_set_thread(saved);
@@ -298,14 +249,6 @@ void clock_calibrate_probe(int used_only)
     if (tok) {
       keep_smaller(&pc->untimed_mt, uouter);
       cp_keep_pair(&pc->sinner_mt, &pc->souter_mt, sinner, souter);
-    }
-    /* The lookup's extra cost, set once: the hooks have left it out of
-    ** every time since. At most an untimed call's whole cost, which every
-    ** call that adds it to the debt spends inside the frames it is taken
-    ** from (so no frame's time can go below zero). */
-    if (lok && tok) {
-      uint64_t extra = (lookup + 500) / 1000, cap = pc->untimed_mt / 1000;
-      cp_g.lookup_ticks[k] = (uint32_t)(extra < cap ? extra : cap);
     }
     calltree_free(scratch);
   }

@@ -131,9 +131,6 @@ static void write_clock(struct writer *w)
   w_u64(w, pc->untimed_mt);
   w_u64(w, pc->sinner_mt);
   w_u64(w, pc->souter_mt);
-  /* minor 7: what a lookup-table hit costs beyond the hot child, left out */
-  w_u64(w, (uint64_t)cp_g.lookup_ticks[pc == &cp_g.probe[CP_PROBE_FENTRY] ? CP_PROBE_FENTRY
-                                                                          : CP_PROBE_CYG] * 1000);
   sec_end(w, CPD_SEC_CLOCK, s);
 }
 

@@ -419,7 +419,7 @@ void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uin
   *slot = A.ret_tramp;
   uint64_t key = CPD_KEY_API | s->id;
   uintptr_t sp = (uintptr_t)slot - 16;
-  if (CP_UNLIKELY(!cp_hot_enter_try_read(t, key, sp, intercept_read_mode(), 0)))
+  if (CP_UNLIKELY(!cp_hot_enter_try_read(t, key, sp, intercept_read_mode())))
     cp_hot_enter(t, key, sp, 0);
   return s->real;
 }

@@ -124,11 +124,7 @@ struct cp_global {
   uint32_t node_cap;          /* per-thread node cap */
   uint64_t throttle_calls;    /* calls at which a node's throttling is decided; 0: off */
   uint32_t throttle_period;   /* a throttled node's calls per timed call, on average */
-  /* Ticks a fast entry that finds its callee in the lookup table, not as
-  ** its caller's hot child, costs beyond one that does, per kind of hook
-  ** (CP_PROBE_*): added to the thread's debt, as a slow path's time is. */
-  uint32_t lookup_ticks[CP_PROBE_KINDS];
-  char pad_[64 - 7 * 4 - 8 - CP_PROBE_KINDS * 4];
+  char pad_[64 - 7 * 4 - 8];
 
   uint64_t start_ns;          /* realtime at start (or fork) */
   uint64_t start_ticks;       /* clock at start, paired with start_mono */
@@ -277,12 +273,9 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap) CP_HIDDEN;
 /* Rebuild the tree empty but for the path of the open frames, whose start
 ** times become now. Used by reset and in a fork child. */
 void calltree_rebase(struct cp_thread *t, uint64_t now) CP_HIDDEN;
-/* Charge one finished call to a node. A difference of thread clocks that
-** came out negative (d above 2^63: debt the lookups added beyond what the
-** call's span held, cp_hot_enter_try_read) is 0. */
+/* Charge one finished call to a node. */
 CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 {
-  if (CP_UNLIKELY((int64_t)d < 0)) d = 0;
   n->calls++;
   n->incl += d;
   if (d < n->min) n->min = d;
@@ -296,7 +289,6 @@ CP_INLINE void calltree_charge(struct cp_node *n, uint64_t d)
 ** was measured. */
 CP_INLINE void calltree_charge_sampled(struct cp_node *n, uint64_t d)
 {
-  if (CP_UNLIKELY((int64_t)d < 0)) d = 0;    /* as calltree_charge */
   uint64_t s = d < cp_g.sample_cap ? d : cp_g.sample_cap;
   n->calls++;
   n->incl += s * cp_g.throttle_period + (d - s);
@@ -924,17 +916,12 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
 /* The common case of cp_hot_enter alone, for hooks that keep everything
 ** else out of line: the caller's frame is live, the stack has room and the
 ** callee is its parent's hot child. Returns 1 when the call is recorded, 0
-** when the hook must take the full path (having changed nothing but, when
-** the callee was found in the table, the hot child and the debt: that
-** lookup's cost was spent all the same).
+** (having changed nothing) when the hook must take the full path.
 ** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared.
 ** mode: the clock read that starts the call (CP_CLOCK_*, cp_g.use_tsc but
-** for intercepted calls, see intercept_read_mode). lookup: ticks added to
-** the debt when the callee is found in its first table slot
-** (cp_g.lookup_ticks; 0 for intercepted calls, whose probe is calibrated
-** whole). */
+** for intercepted calls, see intercept_read_mode). */
 CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t sp,
-                                    uint32_t mode, uint32_t lookup)
+                                    uint32_t mode)
 {
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
@@ -951,7 +938,6 @@ CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t
         return 0;
       nodes[f->node].hot = c = s;
       k = nodes[s].key;
-      t->debt += lookup;       /* the probe's cost beyond the hot child's */
     }
     if (k != key) {
       if (CP_UNLIKELY((f->sp < sp) | (f + 1 >= t->commit_end) |
@@ -974,8 +960,7 @@ CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t
 
 CP_INLINE int cp_hot_enter_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
 {
-  return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc,
-                               cp_g.lookup_ticks[CP_PROBE_CYG]);
+  return cp_hot_enter_try_read(t, key, sp, (uint32_t)cp_g.use_tsc);
 }
 
 /* An intercepted library call starts with a plain rdtsc whatever the hooks

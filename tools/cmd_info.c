@@ -145,11 +145,6 @@ static void info_one(const struct cpd_dump *d)
            fmt_ns(cpd_ticks_to_ns(d, d->probe_sinner_mt / 1000.0) * pd.probe_scale, b, sizeof b),
            fmt_ns(cpd_ticks_to_ns(d, d->probe_souter_mt / 1000.0) * pd.probe_scale, e, sizeof e));
   }
-  if (d->probe_lookup_mt)
-    printf("lookups:     a call whose callee is found in the lookup table, not as its\n"
-           "             caller's last callee, costs %s more (calibrated at start-up):\n"
-           "             left out of every time, as the slow paths are\n",
-           fmt_ns(cpd_ticks_to_ns(d, d->probe_lookup_mt / 1000.0), a, sizeof a));
   if (d->nunhooked) {
     double first = 0;
     for (uint32_t k = 0; k < d->nunhooked; k++) {
@@ -206,7 +201,7 @@ static void info_one(const struct cpd_dump *d)
     }
     putchar('\n');
     if (t->slow_calls)
-      printf("      slow path: %s calls, %s left out of every time (and the lookups' extra)\n",
+      printf("      slow path: %s calls, %s left out of every time (lookups, growth)\n",
              fmt_count(t->slow_calls, a, sizeof a),
              fmt_ns(cpd_ticks_to_ns(d, (double)t->hidden_ticks), b, sizeof b));
   }

@@ -227,7 +227,7 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
   d->probe_outer_mt = ns(outer / w * 1000.0);
   /* Throttled calls (format 1.3): the sampling period, if every dump had
   ** the same, and their probe costs, the same way. */
-  double untimed = 0, sinner = 0, souter = 0, lookup = 0;
+  double untimed = 0, sinner = 0, souter = 0;
   uint64_t period = p->dumps[0].period;
   for (uint32_t k = 0; k < p->ndumps; k++) {
     const struct prof_dump *pd = &p->dumps[k];
@@ -236,13 +236,11 @@ static void set_clock(struct cpd_dump *d, const struct profile *p)
     untimed += c * pd->untimed_ns;
     sinner += c * pd->sinner_ns;
     souter += c * pd->souter_ns;
-    lookup += c * cpd_ticks_to_ns(pd->d, (double)pd->d->probe_lookup_mt / 1000.0);
   }
   d->throttle_period = period;
   d->probe_untimed_mt = ns(untimed / w * 1000.0);
   d->probe_sinner_mt = ns(sinner / w * 1000.0);
   d->probe_souter_mt = ns(souter / w * 1000.0);
-  d->probe_lookup_mt = ns(lookup / w * 1000.0);
   /* Intercepted calls ('capprof run'): their probe costs, the same way. */
   double aw = 0, ainner = 0, aouter = 0;
   for (uint32_t k = 0; k < p->ndumps; k++) {

@@ -142,8 +142,6 @@ static int parse_clock(struct cpd_dump *d, struct cursor *c)
     d->probe_sinner_mt = c_u64(c);
     d->probe_souter_mt = c_u64(c);
   }
-  if (!c->bad && (size_t)(c->end - c->p) >= 8)      /* minor 7 */
-    d->probe_lookup_mt = c_u64(c);
   return c->bad;
 }
 

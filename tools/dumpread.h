@@ -160,9 +160,6 @@ struct cpd_dump {
   uint64_t probe_untimed_mt;        /* an untimed throttled call, caller's time */
   uint64_t probe_sinner_mt;         /* a throttled call timed as a sample: */
   uint64_t probe_souter_mt;         /* own and caller's time */
-  uint64_t probe_lookup_mt;         /* minor 7: a fast entry that found its callee
-                                    ** in the lookup table, beyond the hot child's,
-                                    ** left out of every time (0: not recorded) */
   uint32_t nmodules;
   struct cpd_module *modules;
   uint32_t nthreads;

@@ -104,7 +104,6 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
   put64(&b, d->probe_untimed_mt);
   put64(&b, d->probe_sinner_mt);
   put64(&b, d->probe_souter_mt);
-  put64(&b, d->probe_lookup_mt);
   section(&t, CPD_SEC_CLOCK, s, b.len);
 
   s = b.len;

@@ -66,12 +66,11 @@ CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
   if (CP_UNLIKELY(nodes[c].key != key)) {
     /* Not the hot child: the lookup table's first slot usually holds it
     ** (as in cp_hot_enter_try); a throttled callee is found there too. */
-    uint32_t s = nodes[c].key == (key | CP_KEY_THROTTLED) ? c      /* as __fentry__ */
-                 : t->table[calltree_slot(t, f->node, key)];
-    if (s != c && s != 0 && nodes[s].parent == f->node &&
-        (nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
-      nodes[f->node].hot = c = s;
-      t->debt += cp_g.lookup_ticks[CP_PROBE_FENTRY];     /* as __fentry__ */
+    uint32_t s = t->table[calltree_slot(t, f->node, key)];
+    if (s != 0 && nodes[s].parent == f->node) {
+      if ((nodes[s].key | CP_KEY_THROTTLED) == (key | CP_KEY_THROTTLED)) {
+        nodes[f->node].hot = c = s;
+      }
     }
     if (nodes[c].key != key) {
       if (nodes[c].key == (key | CP_KEY_THROTTLED) && f->sp > sp && f + 1 < t->commit_end) {
@@ -192,8 +191,6 @@ _Static_assert(offsetof(struct cp_frame, tstart) == 16, "F_TSTART");
 _Static_assert(offsetof(struct cp_global, gate) == 0, "G_GATE");
 _Static_assert(offsetof(struct cp_global, use_tsc) == 4, "G_USE_TSC");
 _Static_assert(offsetof(struct cp_global, throttle_calls) == 24, "G_THROTTLE_CALLS");
-_Static_assert(offsetof(struct cp_global, lookup_ticks) + 4 * CP_PROBE_FENTRY == 40,
-               "G_LOOKUP_FENTRY");
 _Static_assert(CP_CLOCK_OS == 0 && CP_CLOCK_TSC_FAST == 2 && CP_CLOCK_TSC_ORDERED == 3, "clocks");
 _Static_assert(CP_FRAME_TIMED == 0 && CP_FRAME_UNTIMED == 1, "frame kinds");
 _Static_assert(CP_KEY_THROTTLED == UINT64_C(1) << 62, "bit 62");

@@ -154,7 +154,7 @@ void *tramp_enter_fast(struct cp_thread *t, const struct icpt_stub *s, uintptr_t
   uintptr_t orig = *slot, ret = (uintptr_t)cp_plt_return;
   if (CP_UNLIKELY((e->slot <= slot) | (e + 1 >= r->end) | (orig == ret))) return NULL;
   if (CP_UNLIKELY(!cp_hot_enter_try_read(t, CPD_KEY_API | s->id, (uintptr_t)slot - 16,
-                                         intercept_read_mode(), 0)))
+                                         intercept_read_mode())))
     return NULL;
   intercept_rpush(r, e, slot, orig, s->id);
   *slot = ret;

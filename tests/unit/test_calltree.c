@@ -313,35 +313,6 @@ static void test_table_promotes_frequent_callees(void **state)
   assert_ptr_equal(t->top, t->frames);
 }
 
-/* A fast entry that finds its callee in the lookup table, not as the hot
-** child, adds the calibrated lookup cost to the thread's debt, so that it
-** is in no time; a hot child's entry, and an intercepted call's (whose
-** probe is calibrated whole), add nothing. */
-static void test_lookup_cost_is_debt(void **state)
-{
-  (void)state;
-  if (cp_g.use_tsc == CP_CLOCK_OS) skip();   /* no fast path on the OS clock */
-  uint32_t saved = cp_g.lookup_ticks[CP_PROBE_CYG];
-  cp_g.lookup_ticks[CP_PROBE_CYG] = 7;
-  in(A, 1000);
-  in(B, 900); out(B, 900);
-  in(C, 900); out(C, 900);                   /* C: A's hot child */
-  uint64_t d0 = t->debt;
-  assert_int_equal(cp_hot_enter_try(t, B, 900), 1);      /* in the table */
-  assert_int_equal(t->debt, d0 + 7);
-  out(B, 900);
-  assert_int_equal(cp_hot_enter_try(t, B, 900), 1);      /* hot now */
-  assert_int_equal(t->debt, d0 + 7);
-  out(B, 900);
-  assert_int_equal(cp_hot_enter_try_read(t, C, 900, (uint32_t)cp_g.use_tsc, 0), 1);
-  assert_int_equal(t->debt, d0 + 7);
-  out(C, 900);
-  out(A, 1000);
-  assert_int_equal(calls(path(A, B, 0)), 3);
-  assert_int_equal(calls(path(A, C, 0)), 2);
-  cp_g.lookup_ticks[CP_PROBE_CYG] = saved;
-}
-
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -358,7 +329,6 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_wide_node_and_table_growth, setup, teardown),
     cmocka_unit_test_setup_teardown(test_throttled_calls, setup, teardown),
     cmocka_unit_test_setup_teardown(test_table_promotes_frequent_callees, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_lookup_cost_is_debt, setup, teardown),
   };
   return cmocka_run_group_tests_name("calltree", tests, NULL, NULL);
 }

@@ -7,8 +7,7 @@
 ** (the workers) of throttled functions. At __return__ that includes RAX and
 ** RDX (the return value) and the registers a sibling call's jump needs
 ** (R10 and R11 among them). Registers are set to distinct values by
-** fentry_regs.S and stored after each hook. Also: the table-slot path
-** leaves the calibrated lookup cost out (the thread's debt).
+** fentry_regs.S and stored after each hook.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <stdlib.h>
-
 #include <capprof/capprof.h>
-#include "internal.h"
 
 void cp_test_call_probe(int which);
 extern uint64_t cp_test_after_entry[9];
@@ -51,43 +47,11 @@ static void test_registers_kept(void **state)
   }
 }
 
-/* __fentry__'s table-slot path adds the calibrated lookup cost to the
-** thread's debt, and nothing else does in this steady loop: with the cost
-** set to 0 the debt does not move. Only where every call takes the fast
-** path: not with throttling, sampling or unhooking asked for (their calls
-** go through the workers' slow path, which adds its own time), not on the
-** OS clock, and not when the two probes' nodes share a first table slot
-** (their keys are return addresses: ASLR), which the loop with the cost at
-** 0 shows as debt. */
-static void test_lookup_cost_is_debt(void **state)
-{
-  (void)state;
-  if (getenv("CAPPROF_THROTTLE") || getenv("CAPPROF_SAMPLE") || getenv("CAPPROF_UNHOOK") ||
-      cp_g.use_tsc == CP_CLOCK_OS)
-    skip();
-  for (int i = 0; i < 100; i++) cp_test_call_probe(i & 1);   /* both nodes exist */
-  struct cp_thread *t = os_get_thread();
-  assert_non_null(t);
-  uint32_t saved = cp_g.lookup_ticks[CP_PROBE_FENTRY];
-  for (uint32_t l = 0; l <= 5; l += 5) {
-    cp_g.lookup_ticks[CP_PROBE_FENTRY] = l;
-    uint64_t d0 = t->debt;
-    for (int i = 0; i < 100; i++) cp_test_call_probe(i & 1);
-    if (l == 0 && t->debt != d0) {
-      cp_g.lookup_ticks[CP_PROBE_FENTRY] = saved;
-      skip();                                 /* a slow path: see above */
-    }
-    assert_int_equal(t->debt - d0, 100 * l);
-  }
-  cp_g.lookup_ticks[CP_PROBE_FENTRY] = saved;
-}
-
 int main(void)
 {
   capprof_set_thread_name("main");
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_registers_kept),
-    cmocka_unit_test(test_lookup_cost_is_debt),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
