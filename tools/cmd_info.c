@@ -128,7 +128,7 @@ static void info_one(const struct cpd_dump *d)
     sym_close(ls);
   } else {
     printf("this run:    as calibrated: no frequent leaf call was shorter than the\n"
-           "             calibrated own time, which would bound it below it\n");
+           "             probe's calibrated own time (one would lower it; docs/tool.md)\n");
   }
   printf("             In words: the clock advances %.3f times per nanosecond; every\n"
          "             instrumented call adds %s to its own measured time and %s to\n"
