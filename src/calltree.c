@@ -148,12 +148,14 @@ CP_PROBE_CODE static uint32_t get_child(struct cp_thread *t, uint32_t parent, ui
 
 /* Node idx, found by a lookup that did not start at its first table slot:
 ** move it there when the node in that slot is not in its own first slot
-** either. The fast paths probe only the first slot, so a frequent callee
-** that an earlier, unrelated node pushed on would otherwise take the slow
-** path on every call (which of a program's callees do depends on their
-** addresses: on ASLR). Linear probing without deletions keeps both
-** findable: every slot from either one's first slot to its new place is
-** occupied, since the lookup passed through them. */
+** either, or has had fewer than half idx's calls (less 64, so that two
+** callees of about the same frequency do not swap back and forth). The
+** fast paths probe only the first slot, so a frequent callee that an
+** earlier, unrelated node pushed on would otherwise take the slow path on
+** every call (which of a program's callees do depends on their addresses:
+** on ASLR). Linear probing without deletions keeps both findable: every
+** slot from either one's first slot to its new place is occupied, since
+** the lookup passed through them. */
 CP_PROBE_CODE static void table_promote(struct cp_thread *t, uint32_t idx)
 {
   const struct cp_node *n = &t->nodes[idx];

@@ -715,6 +715,7 @@ static void check_calibration(const struct profile *p, uint32_t di)
 
 /* Leaves with at least this many calls bound the probe's own cost. */
 #define LEAF_MIN_CALLS 1000
+
 int prof_unreliable(double comp, double raw)
 {
   return raw - comp > 2.0 * comp && raw > 0;

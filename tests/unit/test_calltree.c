@@ -281,7 +281,7 @@ static void test_table_promotes_frequent_callees(void **state)
   in(A, 1000);
   in(B, 900); out(B, 900);                   /* B: A's hot child from here */
   uint32_t a = path(A, 0), h = calltree_slot(t, a, A) ^ 5u;
-  uint64_t k[4];
+  uint64_t k[3];
   k[0] = key_at(a, h, NULL, 0);              /* P: home h, gets h */
   k[1] = key_at(a, h, k, 1);                 /* Q: home h, pushed to h + 1 */
   k[2] = key_at(a, (h + 1) & t->mask, k, 2); /* X: home h + 1, pushed to h + 2 */
