@@ -77,6 +77,10 @@
 #define T_MASK        40
 #define T_DEBT        48
 #define T_COUNTDOWN   56
+#define T_RNG         60
+#define T_UNHOOK      224
+/* struct cp_unhook */
+#define U_ACTIVE      0
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -92,10 +96,13 @@
 #define F_TSTART      16
 #define FRAME_TIMED   0
 #define FRAME_UNTIMED 1
+#define FRAME_SAMPLED 2
 /* struct cp_global (cp_g) */
 #define G_GATE        0
 #define G_USE_TSC     4
 #define G_THROTTLE_CALLS 24
+#define G_THROTTLE_PERIOD 32
+#define G_SAMPLE_CAP  176
 #define CLOCK_OS      0
 #define CLOCK_TSC_FAST 2
 #define CLOCK_TSC_ORDERED 3
@@ -284,10 +291,57 @@ __fentry__:
         jmp     9f
 6:      rdtscp
         jmp     7b
+10:     /* A timed sample of throttled callee edx, as
+         * calltree_push_throttled: the next countdown
+         * (throttle_next_countdown), then an ordered read, then the frame;
+         * here rather than through the workers, whose way back would count
+         * in the call's time, P times over. */
+        mov     cp_g+G_USE_TSC(%rip), %eax
+        cmp     $CLOCK_OS, %eax
+        je      8f
+        mov     %edx, %edi                      /* c */
+        mov     T_RNG(%r11), %eax               /* xorshift32 */
+        test    %eax, %eax
+        jnz     11f
+        mov     $0x9E3779B9, %eax
+11:     mov     %eax, %ecx
+        shl     $13, %ecx
+        xor     %ecx, %eax
+        mov     %eax, %ecx
+        shr     $17, %ecx
+        xor     %ecx, %eax
+        mov     %eax, %ecx
+        shl     $5, %ecx
+        xor     %ecx, %eax
+        mov     %eax, T_RNG(%r11)
+        mov     cp_g+G_THROTTLE_PERIOD(%rip), %ecx
+        cmp     $1, %ecx
+        jbe     12f
+        lea     -1(%rcx,%rcx), %rcx             /* 2P - 1 */
+        imul    %rcx, %rax
+        shr     $32, %rax
+        inc     %eax                            /* uniform on 1 .. 2P - 1 */
+        jmp     13f
+12:     mov     $1, %eax
+13:     mov     %eax, T_COUNTDOWN(%r11)
+        mov     cp_g+G_USE_TSC(%rip), %eax
+        cmp     $CLOCK_TSC_FAST, %eax
+        je      15f
+        rdtscp
+14:     shl     $32, %rdx
+        or      %rdx, %rax
+        sub     T_DEBT(%r11), %rax
+        mov     T_TOP(%r11), %rsi               /* rdtscp wrote ecx */
+        add     $24, %rsi                       /* f + 1 */
+        lea     40(%rsp), %rdx
+        PUSH_FRAME %edi, $FRAME_SAMPLED, %rdx, %rax
+        jmp     9f
+15:     rdtsc
+        jmp     14b
 3:      /* Throttled callee edx: untimed unless a sample is due. */
         mov     T_COUNTDOWN(%r11), %edi
         cmp     $1, %edi
-        jbe     8f                              /* a sample: the workers */
+        jbe     10b                             /* a sample */
         dec     %edi
         mov     %edi, T_COUNTDOWN(%r11)
         lea     24(%rcx), %rsi
@@ -359,7 +413,7 @@ __return__:
         cmp     $FRAME_UNTIMED, %eax
         je      3f
         cmp     $FRAME_TIMED, %eax
-        jne     8f                              /* a sample: the workers */
+        jne     10f                             /* a sample */
         mov     N_CALLS(%rsi), %rax
         inc     %rax
         cmp     cp_g+G_THROTTLE_CALLS(%rip), %rax
@@ -390,6 +444,52 @@ __return__:
         jmp     9f
 6:      rdtsc
         jmp     7b
+10:     /* A throttled call's timed sample. Charged here, its clock read
+         * first: through the workers, a path taken once in P calls and cold
+         * in a real program would count in the call's time, P times over
+         * (calltree_charge_sampled does the same in C). While unhooking
+         * learns return sites, the workers do it. */
+        cmp     $FRAME_SAMPLED, %eax
+        jne     8f
+        mov     cp_g+G_USE_TSC(%rip), %eax
+        cmp     $CLOCK_OS, %eax
+        je      8f
+        cmp     $CLOCK_TSC_FAST, %eax
+        je      11f
+        rdtscp
+12:     shl     $32, %rdx
+        or      %rdx, %rax
+        mov     T_UNHOOK(%r11), %rcx
+        test    %rcx, %rcx
+        jz      13f
+        cmpl    $0, U_ACTIVE(%rcx)
+        jne     8f                              /* learning: the workers */
+13:     mov     T_TOP(%r11), %rcx               /* rdtscp wrote ecx */
+        sub     T_DEBT(%r11), %rax
+        sub     F_TSTART(%rcx), %rax            /* d: the call's ticks */
+        incq    N_CALLS(%rsi)
+        mov     N_MIN(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmovb   %rax, %rdx
+        mov     %rdx, N_MIN(%rsi)
+        mov     N_MAX(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmova   %rax, %rdx
+        mov     %rdx, N_MAX(%rsi)
+        mov     cp_g+G_SAMPLE_CAP(%rip), %rdx
+        cmp     %rdx, %rax
+        cmovb   %rax, %rdx                      /* s = min(d, cap) */
+        sub     %rdx, %rax                      /* d - s counts once */
+        mov     cp_g+G_THROTTLE_PERIOD(%rip), %ecx
+        imul    %rcx, %rdx                      /* s counts P times */
+        add     %rdx, %rax
+        add     %rax, N_INCL(%rsi)
+        mov     T_TOP(%r11), %rcx
+        sub     $24, %rcx
+        mov     %rcx, T_TOP(%r11)
+        jmp     9f
+11:     rdtsc
+        jmp     12b
 3:      incq    N_CALLS(%rsi)                   /* untimed: counted */
         sub     $24, %rcx
         mov     %rcx, T_TOP(%r11)

@@ -7,7 +7,10 @@
 ** (the workers) of throttled functions. At __return__ that includes RAX and
 ** RDX (the return value) and the registers a sibling call's jump needs
 ** (R10 and R11 among them). Registers are set to distinct values by
-** fentry_regs.S and stored after each hook.
+** fentry_regs.S and stored after each hook. Also: what the assembly's
+** throttled paths record, the untimed call and the timed sample (the next
+** countdown drawn as throttle_next_countdown draws it, the time scaled by
+** the period), against the C code's rules.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +19,8 @@
 #include <cmocka.h>
 
 #include <capprof/capprof.h>
+
+#include "internal.h"
 
 void cp_test_call_probe(int which);
 extern uint64_t cp_test_after_entry[9];
@@ -47,11 +52,58 @@ static void test_registers_kept(void **state)
   }
 }
 
+/* Probe a's node, throttled, then one untimed call and one timed sample of
+** it through the assembly's own paths, checked field by field. */
+static void test_throttled_paths(void **state)
+{
+  (void)state;
+  for (int i = 0; i < 10; i++) cp_test_call_probe(0);
+  struct cp_thread *t = os_get_thread();
+  assert_non_null(t);
+  uint32_t c = t->nodes[t->top->node].hot;   /* probe a: the last child entered */
+  struct cp_node *n = &t->nodes[c];
+  assert_true(c >= CP_FIRST_NODE);
+  if (!(n->key & CP_KEY_THROTTLED)) assert_int_equal(throttle_node(t, c), 0);
+  uint64_t period = cp_g.throttle_period;
+  assert_true(period > 1);
+
+  /* Untimed: counted, no time, the countdown one lower. */
+  t->countdown = 5;
+  uint64_t calls = n->calls, incl = n->incl;
+  cp_test_call_probe(0);
+  assert_int_equal(n->calls, calls + 1);
+  assert_int_equal(n->incl, incl);
+  assert_int_equal(t->countdown, 4);
+
+  /* A sample is due: the next countdown as the C code draws it, and the
+  ** call's ticks d counted period times (d is far below the cap), min and
+  ** max the d measured. */
+  for (int k = 0; k < 50; k++) {
+    struct cp_thread next = *t;
+    t->countdown = 1;
+    next.countdown = 1;
+    uint32_t want = throttle_next_countdown(&next);
+    n->min = UINT64_MAX;
+    n->max = 0;
+    calls = n->calls;
+    incl = n->incl;
+    cp_test_call_probe(0);
+    assert_int_equal(n->calls, calls + 1);
+    assert_int_equal(t->rng, next.rng);
+    assert_int_equal(t->countdown, want);
+    uint64_t d = n->max;
+    assert_int_equal(n->min, d);
+    assert_true(d > 0 && d < cp_g.sample_cap);
+    assert_int_equal(n->incl - incl, d * period);
+  }
+}
+
 int main(void)
 {
   capprof_set_thread_name("main");
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_registers_kept),
+    cmocka_unit_test(test_throttled_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
