@@ -60,12 +60,17 @@
  * here, the C fast worker's in assembly, with only the registers it uses
  * pushed. __fentry__ finds the callee as its caller's hot child or in its
  * first lookup-table slot (cp_hot_enter_try) and pushes a timed frame, or an
- * untimed one for a throttled callee (throttle.c) with no clock read;
- * __return__ charges and pops a timed top frame with its S, or counts and
- * pops an untimed one. Anything else (a sample, a miss, a zone, dead frames,
- * the throttling decision's call, the first call of a thread, a pause, the
- * OS clock) pops them again and goes on to the wrapper and the workers. The
- * offsets below are checked against the C structures in src/posix/fentry.c.
+ * untimed one for a throttled callee (throttle.c) with no clock read, or,
+ * when the countdown says so, a throttled call's timed sample;
+ * __return__ charges and pops a timed top frame with its S, counts and pops
+ * an untimed one, or charges a sample (its clock read first). Samples are
+ * here rather than in the workers because a path taken once in P calls is
+ * cold in a real program, and whatever runs between a sample's two clock
+ * reads counts P times. Anything else (a miss, a zone, dead frames, the
+ * throttling decision's call, a sample while unhooking learns return sites,
+ * the first call of a thread, a pause, the OS clock) pops them again and
+ * goes on to the wrapper and the workers. The offsets below are checked
+ * against the C structures in src/posix/fentry.c.
  */
 
 /* struct cp_thread */
