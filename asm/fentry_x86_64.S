@@ -145,6 +145,31 @@
         movq    \tstart, F_TSTART(%rsi)
 .endm
 
+/* __fentry__, a clock read in edx:eax: node edi's frame of kind \kind on
+ * top (t in r11), started then on the thread clock (less t->debt). */
+.macro START_FRAME kind
+        shl     $32, %rdx
+        or      %rdx, %rax
+        sub     T_DEBT(%r11), %rax
+        mov     T_TOP(%r11), %rsi
+        add     $24, %rsi                       /* f + 1 */
+        lea     40(%rsp), %rdx
+        PUSH_FRAME %edi, \kind, %rdx, %rax
+.endm
+
+/* The shortest and longest call of node rsi, given a call of rax ticks
+ * (calltree_charge's min and max); rdx is clobbered. */
+.macro MIN_MAX
+        mov     N_MIN(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmovb   %rax, %rdx
+        mov     %rdx, N_MIN(%rsi)
+        mov     N_MAX(%rsi), %rdx
+        cmp     %rdx, %rax
+        cmova   %rax, %rdx
+        mov     %rdx, N_MAX(%rsi)
+.endm
+
 /* r11 = this thread's cp_thread, or jump to \out when there is none or it
  * is out of step with cp_g.gate (start-up, pause, reset: the workers). */
 .macro THREAD_OR out
@@ -286,13 +311,7 @@ __fentry__:
         cmp     $CLOCK_TSC_ORDERED, %eax
         je      6f
         rdtsc
-7:      shl     $32, %rdx
-        or      %rdx, %rax
-        sub     T_DEBT(%r11), %rax
-        mov     T_TOP(%r11), %rsi
-        add     $24, %rsi                       /* f + 1 */
-        lea     40(%rsp), %rdx
-        PUSH_FRAME %edi, $FRAME_TIMED, %rdx, %rax
+7:      START_FRAME $FRAME_TIMED
         jmp     9f
 6:      rdtscp
         jmp     7b
@@ -333,13 +352,7 @@ __fentry__:
         cmp     $CLOCK_TSC_FAST, %eax
         je      15f
         rdtscp
-14:     shl     $32, %rdx
-        or      %rdx, %rax
-        sub     T_DEBT(%r11), %rax
-        mov     T_TOP(%r11), %rsi               /* rdtscp wrote ecx */
-        add     $24, %rsi                       /* f + 1 */
-        lea     40(%rsp), %rdx
-        PUSH_FRAME %edi, $FRAME_SAMPLED, %rdx, %rax
+14:     START_FRAME $FRAME_SAMPLED
         jmp     9f
 15:     rdtsc
         jmp     14b
@@ -436,14 +449,7 @@ __return__:
         sub     F_TSTART(%rcx), %rax            /* the call's ticks */
         incq    N_CALLS(%rsi)
         add     %rax, N_INCL(%rsi)
-        mov     N_MIN(%rsi), %rdx
-        cmp     %rdx, %rax
-        cmovb   %rax, %rdx
-        mov     %rdx, N_MIN(%rsi)
-        mov     N_MAX(%rsi), %rdx
-        cmp     %rdx, %rax
-        cmova   %rax, %rdx
-        mov     %rdx, N_MAX(%rsi)
+        MIN_MAX
         sub     $24, %rcx
         mov     %rcx, T_TOP(%r11)
         jmp     9f
@@ -473,14 +479,7 @@ __return__:
         sub     T_DEBT(%r11), %rax
         sub     F_TSTART(%rcx), %rax            /* d: the call's ticks */
         incq    N_CALLS(%rsi)
-        mov     N_MIN(%rsi), %rdx
-        cmp     %rdx, %rax
-        cmovb   %rax, %rdx
-        mov     %rdx, N_MIN(%rsi)
-        mov     N_MAX(%rsi), %rdx
-        cmp     %rdx, %rax
-        cmova   %rax, %rdx
-        mov     %rdx, N_MAX(%rsi)
+        MIN_MAX
         mov     cp_g+G_SAMPLE_CAP(%rip), %rdx
         cmp     %rdx, %rax
         cmovb   %rax, %rdx                      /* s = min(d, cap) */
