@@ -9,7 +9,8 @@
 #                    call timed (CAPPROF_THROTTLE=off: API calls are never throttled)
 #   uftrace per call = (loop under uftrace record - plain loop) / N
 # Loop times are the thread's CPU time. Exits 1 when a target is missed
-# (api at most 2x hook, uftrace at least 3x api). CTest runs it as bench_api.
+# (api at most 2x hook, uftrace at least 3x api). CTest runs it as bench_api,
+# a smoke test that passes when the ratios are printed (bench/CMakeLists.txt).
 set -eu
 build=$(cd "$1" && pwd)
 n=${2:-3000000}
