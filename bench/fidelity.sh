@@ -4,7 +4,8 @@
 # hooks and sampled by perf, and built with capprof's hooks; prints per
 # program and compiler mode the total-variation distance (TVD) between the
 # per-function exclusive-time shares of the two, beside two perf runs against
-# each other (the noise floor), and the top functions of each side.
+# each other (the noise floor), whether capprof's top five functions are
+# perf's (and in its order), and the top functions of each side.
 #
 #   bench/fidelity.sh                  everything: lua and sqlite, clang and gcc
 #   bench/fidelity.sh --programs lua   one program (lua, sqlite)

@@ -122,6 +122,20 @@ def top(d, n=10):
     return sorted(s.items(), key=lambda kv: -kv[1])[:n]
 
 
+def top_agreement(cap, ref, n=5):
+    """How many of perf's top n functions are capprof's top n, and whether in
+    the same order (the issue's "top functions are the ones perf names")."""
+    tc = [k for k, _ in top(cap, n)]
+    tp = [k for k, _ in top(ref, n)]
+    common = len(set(tc) & set(tp))
+    if tc == tp:
+        return f"top {n}: perf's, in its order"
+    if common == len(tp):
+        return f"top {n}: perf's, in another order"
+    missing = ", ".join(k for k in tp if k not in tc)
+    return f"top {n}: {common} of perf's (not: {missing})"
+
+
 def two_columns(left, right, width):
     """Print two lists of text side by side, 'left | right'."""
     for i in range(max(len(left), len(right))):
@@ -181,6 +195,7 @@ def main():
         line += f"  perf-vs-perf {tvd(perfs[1], ref):.3f}"
         if a.samples and own < sum(perfs[1].values()):
             line += f" ({tvd(subsample(perfs[1], int(own)), ref):.3f} at {own:.0f} of its samples)"
+    line += "  " + top_agreement(comp, ref)
     print(line)
     tc, tr, tp = top(comp, a.top), top(raw, a.top), top(ref, a.top)
     sc, sr, sp = shares(comp), shares(raw), shares(ref)

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""test_compare.py DIR -- the fidelity bench's figures (bench/fidelity/
+compare.py in DIR) on small hand-made profiles: perf samples charged to
+their innermost instrumented frame (a library or kernel frame counts for its
+caller, a sample in capprof's code is left out), the total-variation
+distance, and whether capprof's top five are perf's."""
+import os
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import compare  # noqa: E402
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print(f"FAIL: {what}")
+
+
+# perf script -F ip,sym,dso output: one frame a line, innermost first,
+# a blank line between samples.
+SCRIPT = """\
+\t    1000 inner (/bin/prog)
+\t    2000 outer (/bin/prog)
+
+\t    3000 memcpy (/lib/libc.so.6)
+\t    1000 inner (/bin/prog)
+\t    2000 outer (/bin/prog)
+
+\tffff8000 clear_page ([kernel.kallsyms])
+\t    2000 outer (/bin/prog)
+
+\t    4000 __fentry__ (/bin/prog)
+\t    2000 outer (/bin/prog)
+
+\t    5000 _start (/bin/prog)
+"""
+with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    f.write(SCRIPT)
+    path = f.name
+try:
+    known = {"inner", "outer", "__fentry__"}
+    counts, used, left = compare.perf_profile(path, {"inner", "outer"})
+    check(counts == {"inner": 2, "outer": 2}, f"charged to the innermost known frame: {counts}")
+    check((used, left) == (4, 1), f"used/left without runtime (_start is left): {used}/{left}")
+    counts, used, left, inrt = compare.perf_profile(path, known, frozenset({"__fentry__"}))
+    check(counts == {"inner": 2, "outer": 1}, f"hook samples left out: {counts}")
+    check(inrt == 1 and left == 1, f"in runtime {inrt}, outside instrumented code {left}")
+finally:
+    os.unlink(path)
+
+check(compare.tvd({"a": 1, "b": 1}, {"a": 2, "b": 2}) == 0.0, "same shares: distance 0")
+check(compare.tvd({"a": 1}, {"b": 5}) == 1.0, "disjoint: distance 1")
+check(abs(compare.tvd({"a": 3, "b": 1}, {"a": 1, "b": 1}) - 0.25) < 1e-12, "3:1 against 1:1: 0.25")
+
+ref = {"f1": 50, "f2": 40, "f3": 30, "f4": 20, "f5": 10, "f6": 5}
+check(compare.top_agreement(dict(ref), ref) == "top 5: perf's, in its order", "same top five")
+swapped = dict(ref, f1=35)
+check(compare.top_agreement(swapped, ref) == "top 5: perf's, in another order", "order differs")
+other = dict(ref, f6=60)
+check(compare.top_agreement(other, ref) == "top 5: 4 of perf's (not: f5)", "one missing")
+
+sys.exit(1 if failures else 0)
