@@ -501,6 +501,19 @@ int cmd_report(int argc, char **argv)
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
+  /* A run whose measured time was mostly (over half) the hooks' own: its
+  ** times rest on the compensation's model as much as on the measurement
+  ** (docs/tool.md). */
+  double share = raw || cpu ? 0 : prof_probe_share(p);
+  if (share > 0.5) {
+    double measured = total / (1 - share);
+    char x[40], y[40], z[40];
+    printf("probe cost: %s of the %s measured (%s) was the hooks' own and is subtracted:\n"
+           "  short functions' times are estimates; CAPPROF_SAMPLE=time:250us measures the\n"
+           "  CPU time of each call path instead (docs/tool.md, \"Measuring the probe\").\n",
+           fmt_ns(measured - total, x, sizeof x), fmt_ns(measured, y, sizeof y),
+           fmt_pct(share, 1, z, sizeof z));
+  }
   double cpu_total = 0;                  /* the program's own CPU time, all functions */
   for (uint32_t i = 0; i < n; i++) cpu_total += p->funcs[order[i]].s.cpu_self;
   if (cpu) {

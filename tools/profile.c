@@ -1086,6 +1086,17 @@ const char *prof_probe_note(const struct profile *p)
   return note;
 }
 
+double prof_probe_share(const struct profile *p)
+{
+  double raw = 0, comp = 0;
+  for (uint32_t i = 0; i < p->nthreads; i++) {
+    if (p->threads[i].sampled || !p->threads[i].nnodes) continue;
+    raw += p->threads[i].nodes[0].t.incl_raw;
+    comp += p->threads[i].nodes[0].t.incl;
+  }
+  return raw > 0 && comp < raw ? (raw - comp) / raw : 0;
+}
+
 void prof_flat(struct profile *p)
 {
   for (uint32_t f = 0; f < p->nfuncs; f++) {

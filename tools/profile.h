@@ -193,10 +193,16 @@ enum prof_act {
 int prof_filter_thread(const struct profile *p, const struct prof_thread *t,
                        const unsigned char *act, struct prof_thread *out);
 
-/* Recompute the flat per-function totals from all threads of the profile. */
 /* The note report and tree print when some dump with samples charged to call
 ** paths predates format 1.4 (its hooks' samples are in cpu self), else "". */
 const char *prof_probe_note(const struct profile *p);
+
+/* The share of the measured time that compensation took away as probe cost,
+** over the threads with measured calls (their roots' raw and compensated
+** inclusive times); 0 when nothing was measured. */
+double prof_probe_share(const struct profile *p);
+
+/* Recompute the flat per-function totals from all threads of the profile. */
 void prof_flat(struct profile *p);
 
 /* Whether a compensated time is mostly probe cost: more than twice as much

@@ -4,7 +4,8 @@
 ** bushy) for the performance test. Keys are made-up code addresses inside
 ** one module with no file ("synthetic", like the vDSO), so names are
 ** synthetic+0xoffset and no symbol reader is involved.
-**   gen_dump OUT small|zones|nasty|markup|wide N|deep N|bushy N
+**   gen_dump OUT small|zones|nasty|markup|probe|wide N|deep N|bushy N
+** probe: a run whose measured time was mostly the hooks' own (report's note).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ static void times(struct cpd_thread *t)
 int main(int argc, char **argv)
 {
   if (argc < 3) {
-    fprintf(stderr, "usage: gen_dump OUT small|zones|nasty|markup|wide N|deep N|bushy N\n");
+    fprintf(stderr, "usage: gen_dump OUT small|zones|nasty|markup|probe|wide N|deep N|bushy N\n");
     return 2;
   }
   const char *kind = argv[2];
@@ -112,6 +113,15 @@ int main(int argc, char **argv)
     if (n > 3) t.nodes[3].key = CPD_KEY_ZONE | 1;
   }
   times(&t);
+  /* f makes 100,000 calls of g, 12 ns each as measured, with init's probe
+  ** (10 ns in a call's own time, 20 in its caller's): of f's 2.6 ms, 2.0 ms
+  ** are the hooks' (77 %). */
+  if (!strcmp(kind, "probe")) {
+    t.node_count = 3;
+    t.nodes[0].incl = 7800000;
+    t.nodes[1] = (struct cpd_node){ 0x401000, 0, 0, 1, 7800000, 7800000, 7800000 };
+    t.nodes[2] = (struct cpd_node){ 0x401010, 1, 0, 100000, 3600000, 30, 60 };
+  }
   char err[256];
   if (cpd_write(&d, argv[1], err, sizeof err) != 0) {
     fprintf(stderr, "gen_dump: %s: %s\n", argv[1], err);

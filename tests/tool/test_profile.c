@@ -306,6 +306,12 @@ static void compensation(void **state)
   assert_true(n[2].t.max_raw == 90);
   assert_true(n[1].probe_ns == 610);                           /* 1*10 + 30*20 */
   assert_true(n[0].t.incl == 390);
+  /* 610 of the 1000 ns measured were probe (report's note above 2/3) */
+  double share = prof_probe_share(p);
+  assert_true(share > 0.6099 && share < 0.6101);
+  prof_free(p);
+  p = prof_new();
+  assert_true(prof_probe_share(p) == 0);                       /* nothing measured */
   prof_free(p);
 }
 

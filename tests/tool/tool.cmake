@@ -34,6 +34,9 @@ add_test(NAME tool_ui COMMAND sh ${TOOL_TESTS}/ui.sh $<TARGET_FILE:capprof_tool>
   ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER} $<TARGET_FILE:capprof>
   ${CMAKE_CURRENT_BINARY_DIR}/tool_ui)
 
+add_test(NAME tool_probe_note COMMAND sh ${TOOL_TESTS}/probe_note.sh $<TARGET_FILE:capprof_tool>
+  $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_probe_note)
+
 add_test(NAME tool_perf COMMAND sh ${TOOL_TESTS}/perf.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_perf)
 set_tests_properties(tool_perf PROPERTIES RUN_SERIAL TRUE)

@@ -1,0 +1,19 @@
+#!/bin/sh
+# probe_note.sh CAPPROF GEN_DUMP WORKDIR -- 'capprof report' says how much of
+# a run's measured time was the hooks' own when that is most of it (over
+# half), and nothing on a run where it is not, nor with --raw.
+set -eu
+CAPPROF=$1 GEN=$2 W=$3
+rm -rf "$W" && mkdir -p "$W" && cd "$W"
+fail() { echo "probe_note.sh: $*" >&2; exit 1; }
+"$GEN" probe.capprof probe
+"$GEN" small.capprof small
+"$CAPPROF" report probe.capprof > probe.txt
+grep -q '^probe cost: 2.00 ms of the 2.60 ms measured (76.9%) was the hooks' probe.txt ||
+  fail "no probe note on a run that was 77 % probe: $(cat probe.txt)"
+grep -q 'CAPPROF_SAMPLE=time:250us' probe.txt || fail "the note does not name CAPPROF_SAMPLE"
+"$CAPPROF" report --raw probe.capprof > raw.txt
+! grep -q '^probe cost:' raw.txt || fail "probe note with --raw"
+"$CAPPROF" report small.capprof > small.txt
+! grep -q '^probe cost:' small.txt || fail "probe note on a run that was not mostly probe"
+echo "probe_note.sh: ok"
