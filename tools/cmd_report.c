@@ -504,14 +504,14 @@ int cmd_report(int argc, char **argv)
   /* A run whose measured time was mostly (over half) the hooks' own: its
   ** times rest on the compensation's model as much as on the measurement
   ** (docs/tool.md). */
-  double share = raw || cpu ? 0 : prof_probe_share(p);
+  double measured = 0, subtracted = 0;
+  double share = raw || cpu ? 0 : prof_probe_share(p, &measured, &subtracted);
   if (share > 0.5) {
-    double measured = total / (1 - share);
     char x[40], y[40], z[40];
     printf("probe cost: %s of the %s measured (%s) was the hooks' own and is subtracted:\n"
            "  short functions' times are estimates; CAPPROF_SAMPLE=time:250us measures the\n"
            "  CPU time of each call path instead (docs/tool.md, \"Measuring the probe\").\n",
-           fmt_ns(measured - total, x, sizeof x), fmt_ns(measured, y, sizeof y),
+           fmt_ns(subtracted, x, sizeof x), fmt_ns(measured, y, sizeof y),
            fmt_pct(share, 1, z, sizeof z));
   }
   double cpu_total = 0;                  /* the program's own CPU time, all functions */

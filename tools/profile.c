@@ -1086,7 +1086,7 @@ const char *prof_probe_note(const struct profile *p)
   return note;
 }
 
-double prof_probe_share(const struct profile *p)
+double prof_probe_share(const struct profile *p, double *measured, double *subtracted)
 {
   double raw = 0, comp = 0;
   for (uint32_t i = 0; i < p->nthreads; i++) {
@@ -1094,7 +1094,10 @@ double prof_probe_share(const struct profile *p)
     raw += p->threads[i].nodes[0].t.incl_raw;
     comp += p->threads[i].nodes[0].t.incl;
   }
-  return raw > 0 && comp < raw ? (raw - comp) / raw : 0;
+  double sub = comp < raw ? raw - comp : 0;
+  if (measured) *measured = raw;
+  if (subtracted) *subtracted = sub;
+  return raw > 0 ? sub / raw : 0;
 }
 
 void prof_flat(struct profile *p)

@@ -199,8 +199,9 @@ const char *prof_probe_note(const struct profile *p);
 
 /* The share of the measured time that compensation took away as probe cost,
 ** over the threads with measured calls (their roots' raw and compensated
-** inclusive times); 0 when nothing was measured. */
-double prof_probe_share(const struct profile *p);
+** inclusive times); 0 when nothing was measured. measured and subtracted,
+** when not NULL, get the two times (ns). */
+double prof_probe_share(const struct profile *p, double *measured, double *subtracted);
 
 /* Recompute the flat per-function totals from all threads of the profile. */
 void prof_flat(struct profile *p);

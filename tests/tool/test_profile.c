@@ -307,11 +307,12 @@ static void compensation(void **state)
   assert_true(n[1].probe_ns == 610);                           /* 1*10 + 30*20 */
   assert_true(n[0].t.incl == 390);
   /* 610 of the 1000 ns measured were probe (report's note above 2/3) */
-  double share = prof_probe_share(p);
+  double measured, subtracted, share = prof_probe_share(p, &measured, &subtracted);
   assert_true(share > 0.6099 && share < 0.6101);
+  assert_true(measured == 1000 && subtracted == 610);
   prof_free(p);
   p = prof_new();
-  assert_true(prof_probe_share(p) == 0);                       /* nothing measured */
+  assert_true(prof_probe_share(p, NULL, NULL) == 0);           /* nothing measured */
   prof_free(p);
 }
 
