@@ -320,8 +320,8 @@ __fentry__:
          * (throttle_next_countdown), then an ordered read, then the frame;
          * here rather than through the workers, whose way back would count
          * in the call's time, P times over. */
-        mov     cp_g+G_USE_TSC(%rip), %eax
-        cmp     $CLOCK_OS, %eax
+        mov     cp_g+G_USE_TSC(%rip), %esi      /* the clock (esi is free now) */
+        cmp     $CLOCK_OS, %esi
         je      8f
         mov     %edx, %edi                      /* c */
         mov     T_RNG(%r11), %eax               /* xorshift32 */
@@ -348,8 +348,7 @@ __fentry__:
         jmp     13f
 12:     mov     $1, %eax
 13:     mov     %eax, T_COUNTDOWN(%r11)
-        mov     cp_g+G_USE_TSC(%rip), %eax
-        cmp     $CLOCK_TSC_FAST, %eax
+        cmp     $CLOCK_TSC_FAST, %esi
         je      15f
         rdtscp
 14:     START_FRAME $FRAME_SAMPLED
