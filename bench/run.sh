@@ -116,11 +116,15 @@ for b in "${builds[@]}"; do
   echo; echo "== $cc ($flag) =="
 
   # (a) call-heavy recursion: capprof static with the default clock and
-  # with CAPPROF_CLOCK=tsc-fast, and shared (PLT), rounds interleaved.
+  # with CAPPROF_CLOCK=tsc-fast, and shared (PLT), rounds interleaved. By
+  # default the recursion's deepest calls (half of them) are throttled, so
+  # the figure averages timed and untimed calls; CAPPROF_THROTTLE=off times
+  # every call: what a call costs until its node is throttled.
   for ((i = 0; i < ROUNDS; i++)); do
     run_wl "$cc.cap" "$w/wl_cap" rec $D $R
     CAPPROF_CLOCK=tsc-fast run_wl "$cc.fast" "$w/wl_cap" rec $D $R
     run_wl "$cc.so" "$w/wl_capso" rec $D $R
+    CAPPROF_THROTTLE=off run_wl "$cc.all" "$w/wl_cap" rec $D $R
   done
   f=$(fl "$cc.cap"); fo=$(flo "$cc.cap")
   floor_all=$(fmin "$floor_all" "$f")
@@ -131,6 +135,8 @@ for b in "${builds[@]}"; do
   row "    same against the ordered floor ($fo ns)" "$(calc "$oc/$fo") x ordered floor" "<= ${target}x" "$(ok "$oc/$fo <= $target")"
   row "(a) overhead/call, $cc static, CAPPROF_CLOCK=tsc-fast" "$of ns = $(calc "$of/$(fl "$cc.fast")") x floor" "<= ${target}x floor" "$(ok "$of/$(fl "$cc.fast") <= $target")"
   row "(a) overhead/call, $cc shared (libcapprof.so, PLT)" "$os ns = $(calc "$os/$(fl "$cc.so")") x floor" "-" "-"
+  oa=$(ov "$cc.all")
+  row "(a) overhead/call, $cc static, CAPPROF_THROTTLE=off" "$oa ns = $(calc "$oa/$(fl "$cc.all")") x floor" "-" "-"
 
   # Peers on the same workload, -pg build: uftrace record --no-libcall, and
   # gprof. One repetition per process (uftrace keeps every event); the plain
