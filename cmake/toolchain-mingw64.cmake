@@ -38,5 +38,6 @@ set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static -Wl,--build-id")
 # Tests built here run under wine.
 find_program(CAPPROF_WINE NAMES wine64 wine)
 if(CAPPROF_WINE)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${CAPPROF_WINE})
+  # Through a wrapper that relaunches a program wine failed to start.
+  set(CMAKE_CROSSCOMPILING_EMULATOR sh ${CMAKE_CURRENT_LIST_DIR}/wine-emulator.sh ${CAPPROF_WINE})
 endif()

@@ -63,6 +63,12 @@ if [ ! -d "$WINEPREFIX" ]; then
   step "creating the wine prefix $WINEPREFIX"
   wine cmd /c exit >/dev/null 2>&1 || true
 fi
+# One wineserver for the whole run, kept after each program's exit: no
+# program starts while the previous one's server is exiting. It is killed at
+# the end, failed or not.
+wineserver -w 2>/dev/null || true
+wineserver -p 2>/dev/null || true
+trap 'wineserver -k 2>/dev/null || true' EXIT
 
 step "Windows unit and hook tests under wine (ctest)"
 (cd "$BUILD" && ctest --output-on-failure -j 1) || fail "Windows tests"
