@@ -86,6 +86,8 @@
 #define T_UNHOOK      224
 /* struct cp_unhook */
 #define U_ACTIVE      0
+#define UNHOOK_COUNTED 1024
+#define COUNT_STUB_SIZE 16
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -545,5 +547,34 @@ cp_calib_fentry:
         ret
         .cfi_endproc
         .size   cp_calib_fentry, .-cp_calib_fentry
+
+
+/* The counting stubs of unhooked functions (src/posix/unhook.c): the k-th
+ * function unhooked gets `call cp_count_stubs + COUNT_STUB_SIZE * k` at its
+ * entry in place of its entry hook call, when the stub is within a rel32's
+ * reach, and the stub adds one to this thread's cp_ucount[k]
+ * (src/posix/ucount.c): its calls stay counted, at the cost of a call, an
+ * add to memory and a return (its return hook calls are jumped over). It
+ * runs at the function's first instruction (fentry) or where the entry hook
+ * was called (-finstrument-functions), so it may use only R11, which holds
+ * no argument and no live value there (the static chain is R10), and the
+ * flags. The first load is a constant (the array's offset from the thread
+ * pointer; the linker makes it an immediate in the program). 16 bytes
+ * each: test_unhook.c checks the layout. */
+        .globl  cp_count_stubs
+        .hidden cp_count_stubs
+        .globl  cp_count_stubs_end
+        .hidden cp_count_stubs_end
+        .p2align 4
+cp_count_stubs:
+        .set    stub_k, 0
+        .rept   UNHOOK_COUNTED
+        movq    cp_ucount@gottpoff(%rip), %r11
+        incq    %fs:8 * stub_k(%r11)
+        ret
+        .p2align 4
+        .set    stub_k, stub_k + 1
+        .endr
+cp_count_stubs_end:
 
         .section .note.GNU-stack,"",@progbits

@@ -401,7 +401,7 @@ static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_
 }
 
 /* UNHOOKED: the functions unhooked, when any were. */
-struct unhook_ctx { struct writer *w; uint32_t n; };
+struct unhook_ctx { struct writer *w; uint32_t n, k; };
 
 static void count_unhooked(void *ctx, uint64_t key, uint64_t ticks)
 {
@@ -417,11 +417,12 @@ static void write_unhooked_rec(void *ctx, uint64_t key, uint64_t ticks)
   c->n--;
   w_u64(c->w, key);
   w_u64(c->w, ticks - cp_g.start_ticks);
+  w_u64(c->w, unhook_calls(c->k++));
 }
 
 static void write_unhooked(struct writer *w)
 {
-  struct unhook_ctx c = { w, 0 };
+  struct unhook_ctx c = { w, 0, 0 };
   unhook_records(count_unhooked, &c);
   if (!c.n) return;
   uint64_t s = sec_begin(w);

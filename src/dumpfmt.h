@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  6u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  7u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -108,8 +108,13 @@ enum cpd_sample_method {
 ** count, u32 record size (CPD_UNHOOKED_REC_SIZE), then per record u64 key
 ** (the function's entry key, as nodes have it) and u64 ticks since the start
 ** (CLOCK's ticks) when its hooks were patched out; its later calls are
-** neither counted nor timed. */
-#define CPD_UNHOOKED_REC_SIZE 16u
+** not timed. Format 1.7 adds u64 calls: how many calls of it its entry's
+** counting stub counted after the patch, in every thread, or
+** CPD_UNHOOKED_UNCOUNTED when its entry got no stub (then, and in 1.6
+** dumps, its later calls are not counted). */
+#define CPD_UNHOOKED_REC_SIZE_MIN 16u
+#define CPD_UNHOOKED_REC_SIZE 24u
+#define CPD_UNHOOKED_UNCOUNTED UINT64_MAX
 /* SAMPLE_NODE_PCS (format 1.6): a pc with this bit set is not where the
 ** sample was, in a library, but the return address minus one of the
 ** executable's innermost call found on the stack above it. */

@@ -100,6 +100,7 @@ struct cp_thread {
   uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   uint32_t calibrating;       /* a calibration's scratch tree: never throttled */
   char name[64];              /* thread name, NUL-terminated */
+  uint64_t *ucount;           /* the thread's cp_ucount (unhook.c), or NULL */
 };
 
 /* What the probe costs, calibrated (clock.c), in milli-ticks per call. */
@@ -381,6 +382,16 @@ struct cp_unhook_learn {
   uintptr_t sites[CP_UNHOOK_SITES]; /* return addresses of `call __return__` */
 };
 #define CP_UNHOOK_WAITING 64u   /* nodes waiting for a slot */
+/* Unhooked functions whose entry hook call became a call of a counting
+** stub (asm/fentry_x86_64.S, cp_count_stubs): the first this many. Stub k
+** adds one to cp_ucount[k], a thread-local array of the static library
+** (src/posix/ucount.c); the shared library has none (cp_ucount_slots 0):
+** its stubs are out of a call's reach from the program's code. */
+#define CP_UNHOOK_COUNTED 1024u
+extern const uint32_t cp_ucount_slots CP_HIDDEN;
+#if defined(__x86_64__) && !defined(_WIN32)
+extern __thread uint64_t cp_ucount[] CP_HIDDEN;
+#endif
 struct cp_unhook {
   uint32_t active;              /* slots in use, and nodes waiting */
   uint32_t nwaiting;
@@ -397,11 +408,23 @@ int unhook_wanted(void) CP_HIDDEN;
 /* After sampling started, or failed to: throttling's default decision
 ** point back to 100,000 calls if there is no unhooking after all (throttle.c). */
 void throttle_settle(void) CP_HIDDEN;
-/* Record that the function whose entry key is key was unhooked at ticks;
-** visit the records (dump). Process-wide, lock-free appends. */
-void unhook_log(uint64_t key, uint64_t ticks) CP_HIDDEN;
+/* Record that the function whose entry key is key was unhooked at ticks, as
+** the next record (unhook_next: its index); counted: its entry calls the
+** counting stub of that index. Visit the records in order. Process-wide,
+** lock-free appends under unhook.c's patch lock. */
+uint32_t unhook_next(void) CP_HIDDEN;
+void unhook_log(uint64_t key, uint64_t ticks, int counted) CP_HIDDEN;
 typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);
 void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
+/* The calls the k-th record's counting stub counted in every thread, live
+** or ended (under os_lock), or CPD_UNHOOKED_UNCOUNTED when its entry has no
+** stub. */
+uint64_t unhook_calls(uint32_t k) CP_HIDDEN;
+/* A thread's counts, added to the process-wide counts of ended threads and
+** cleared (runtime_thread_retire, under os_lock); those counts cleared
+** (capprof_reset, a fork child). */
+void unhook_fold(struct cp_thread *t) CP_HIDDEN;
+void unhook_clear_ended(void) CP_HIDDEN;
 /* t's learning state: allocated on first use, cleared, freed. */
 struct cp_unhook *unhook_state(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_reset(struct cp_thread *t) CP_HIDDEN;

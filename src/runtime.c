@@ -173,6 +173,10 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     }
   }
   if (t) {
+#ifdef CAPPROF_HAVE_FENTRY
+    /* Where unhooked functions' counting stubs count (unhook.c). */
+    t->ucount = cp_ucount_slots ? cp_ucount : NULL;
+#endif
     os_thread_register(t);
     os_set_thread(t);
     sampler_thread_begin();            /* sampling events of a thread started later */
@@ -217,6 +221,7 @@ void runtime_thread_retire(struct cp_thread *t)
   os_set_thread(&busy_thread);
   os_lock();
   ended_retire(t);
+  unhook_fold(t);
   /* Packed: the last record, with t's tid and node count (a merge adds none,
   ** or a group record). */
   const struct cp_ended *last = cp_g.ended;
@@ -252,6 +257,7 @@ void runtime_fork_child(void)
     }
   }
   ended_reset();
+  unhook_clear_ended();
   cp_g.start_ns = os_realtime_ns();
   if (self && self != &busy_thread) {
     self->tid = os_thread_id();
@@ -311,6 +317,7 @@ int capprof_reset(void)
   os_lock();
   cp_g.gate += 2;
   ended_reset();
+  unhook_clear_ended();
   os_unlock();
   /* The caller's own tree is rebuilt at once, so that what it does next
   ** counts even if it makes no further instrumented call first. */

@@ -52,8 +52,15 @@ static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cos
 #define UNHOOK_AUTO 2
 #define MAX_UNHOOKED 4096u
 static int unhook_mode = UNHOOK_AUTO;
-static struct { uint64_t key, ticks; } unhooked[MAX_UNHOOKED];
+static struct { uint64_t key, ticks; uint32_t counted; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
+#ifdef CAPPROF_HAVE_FENTRY
+#  define UCOUNT_SLOTS cp_ucount_slots  /* src/posix/ucount.c */
+#else
+#  define UCOUNT_SLOTS 0u               /* no counting stubs */
+#endif
+/* Calls counted by the stubs in threads that ended (os_lock). */
+static uint64_t ended_calls[CP_UNHOOK_COUNTED];
 static int cap_known;                   /* cp_g.sample_cap converted */
 
 /* Whether CAPPROF_THROTTLE gave the calls (or turned throttling off). */
@@ -267,14 +274,42 @@ int unhook_wanted(void)
   return unhook_mode == UNHOOK_AUTO ? sample_process_running() : unhook_mode;
 }
 
-void unhook_log(uint64_t key, uint64_t ticks)
+uint32_t unhook_next(void) { return unhooked_count; }
+
+void unhook_log(uint64_t key, uint64_t ticks, int counted)
 {
   uint32_t n = unhooked_count;
   if (n == MAX_UNHOOKED) return;
   unhooked[n].key = key;
   unhooked[n].ticks = ticks;
+  unhooked[n].counted = counted && n < CP_UNHOOK_COUNTED;
   __atomic_store_n(&unhooked_count, n + 1, __ATOMIC_RELEASE);
 }
+
+uint64_t unhook_calls(uint32_t k)
+{
+  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE) || !unhooked[k].counted)
+    return CPD_UNHOOKED_UNCOUNTED;
+  uint64_t n = ended_calls[k];
+  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)   /* as the dump's */
+    if (t->ucount && t->generation == cp_g.gate >> 1)
+      n += __atomic_load_n(&t->ucount[k], __ATOMIC_RELAXED);
+  return n;
+}
+
+void unhook_fold(struct cp_thread *t)
+{
+  if (!t->ucount) return;
+  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
+  int current = t->generation == cp_g.gate >> 1;     /* else counted before a reset */
+  for (uint32_t k = 0; k < n && k < UCOUNT_SLOTS; k++) {
+    if (current) ended_calls[k] += t->ucount[k];
+    t->ucount[k] = 0;
+  }
+  t->ucount = NULL;                    /* the thread's array goes with it */
+}
+
+void unhook_clear_ended(void) { memset(ended_calls, 0, sizeof ended_calls); }
 
 void unhook_records(unhook_fn fn, void *ctx)
 {
@@ -303,6 +338,7 @@ struct cp_unhook *unhook_state(struct cp_thread *t)
 void unhook_thread_reset(struct cp_thread *t)
 {
   if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
+  if (t->ucount) memset(t->ucount, 0, UCOUNT_SLOTS * sizeof *t->ucount);
 }
 
 void unhook_thread_free(struct cp_thread *t)

@@ -147,13 +147,15 @@ static void info_one(const struct cpd_dump *d)
   }
   if (d->nunhooked) {
     double first = 0;
+    uint32_t counted = 0;
     for (uint32_t k = 0; k < d->nunhooked; k++) {
       double ns = cpd_ticks_to_ns(d, (double)d->unhooked[k].ticks);
       if (k == 0 || ns < first) first = ns;
+      counted += d->unhooked[k].calls != CPD_UNHOOKED_UNCOUNTED;
     }
     printf("unhooked:    %u function%s, their hook calls patched out of the code from %s\n"
-           "             after start (CAPPROF_UNHOOK): later calls not counted\n",
-           d->nunhooked, d->nunhooked == 1 ? "" : "s", fmt_ns(first, a, sizeof a));
+           "             after start (CAPPROF_UNHOOK): later calls of %u counted at entry\n",
+           d->nunhooked, d->nunhooked == 1 ? "" : "s", fmt_ns(first, a, sizeof a), counted);
   }
   if (d->flags & CPD_F_MERGED)
     printf("merged:      yes, written by 'capprof merge' (times in ns, names stored)\n");

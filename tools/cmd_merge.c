@@ -138,14 +138,15 @@ static uint64_t key_of(struct builder *b, const struct profile *p, uint32_t f)
 static uint64_t ns(double v) { return v > 0 ? (uint64_t)llround(v) : 0; }
 
 /* Keep that the function of key was unhooked, once per key. */
-static int add_unhooked(struct cpd_dump *d, uint64_t key, double when_ns)
+static int add_unhooked(struct cpd_dump *d, uint64_t key, const struct prof_func *f)
 {
   for (uint32_t k = 0; k < d->nunhooked; k++)
     if (d->unhooked[k].key == key) return 0;
   struct cpd_unhooked *r = realloc(d->unhooked, (d->nunhooked + 1) * sizeof *r);
   if (!r) return -1;
   d->unhooked = r;
-  r[d->nunhooked++] = (struct cpd_unhooked){ key, ns(when_ns) };
+  r[d->nunhooked++] = (struct cpd_unhooked){ key, ns(f->unhooked_ns),
+                                              f->uncounted ? CPD_UNHOOKED_UNCOUNTED : f->ucalls };
   return 0;
 }
 
@@ -183,7 +184,7 @@ static int add_tree(struct builder *b, const struct profile *p, const struct pro
     if (o->samples) o->samples[i] = s->s_self;
     if (o->probe_samples) o->probe_samples[i] = s->s_probe;
     c->key = i ? key_of(b, p, s->func) : CPD_KEY_ROOT;
-    if (i && p->funcs[s->func].unhooked_ns > 0 && add_unhooked(d, c->key, p->funcs[s->func].unhooked_ns))
+    if (i && p->funcs[s->func].unhooked_ns > 0 && add_unhooked(d, c->key, &p->funcs[s->func]))
       return -1;
     c->parent = i ? s->parent : CPD_NO_PARENT;
     c->flags = s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);

@@ -60,16 +60,23 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
 {
   if (!count) return;
   printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched out of\n"
-         "the program (CAPPROF_UNHOOK, docs/runtime.md): their calls after that were not\n"
-         "counted (calls is a lower bound), their time is in their callers' self, and\n"
-         "samples in their code are charged to them (cpu self).\n",
+         "the program (CAPPROF_UNHOOK, docs/runtime.md): their later calls are counted at\n"
+         "their entry, not timed, their time is in their callers' self, and samples in\n"
+         "their code are charged to them (cpu self). Where later calls were not counted,\n"
+         "calls is a lower bound.\n",
          count, count == 1 ? "" : "s");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!(f->unhooked_ns > 0)) continue;
-    char b[32], c[32];
-    printf("  %s: %s calls counted, unhooked %s after start\n", f->name,
-           fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
+    char b[32], c[32], e[32];
+    if (f->uncounted)
+      printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
+             f->name, fmt_count(f->calls + f->ucalls, b, sizeof b),
+             fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
+    else
+      printf("  %s: %s calls, %s of them after it was unhooked %s after start\n", f->name,
+             fmt_count(f->calls + f->ucalls, b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
+             fmt_ns(f->unhooked_ns, c, sizeof c));
   }
 }
 
@@ -490,7 +497,7 @@ int cmd_report(int argc, char **argv)
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     if (p->funcs[f].calls == 0) continue;        /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
-    calls = cpd_sat_add(calls, p->funcs[f].calls);
+    calls = cpd_sat_add(calls, cpd_sat_add(p->funcs[f].calls, p->funcs[f].ucalls));
     order[n++] = f;
   }
   sort_prof = p;
@@ -551,7 +558,7 @@ int cmd_report(int argc, char **argv)
                           prof_fmt_ns_basis(f->t.excl, f->t.excl_raw, prof_excl_basis(&f->t), raw,
                                             &marks, b, sizeof b),
                           prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
-                          fmt_count(f->calls, e, sizeof e),
+                          fmt_count(f->calls + f->ucalls, e, sizeof e),
                           prof_fmt_ns_basis(prof_per_call(f->t.excl, f->timed),
                                             prof_per_call(f->t.excl_raw, f->timed),
                                             prof_per_call(prof_excl_basis(&f->t), f->timed), raw,

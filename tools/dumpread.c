@@ -239,7 +239,7 @@ static int parse_throttle(struct cpd_dump *d, struct cursor *c, char *err, size_
 static int parse_unhooked(struct cpd_dump *d, struct cursor *c, char *err, size_t errlen)
 {
   uint32_t n = c_u32(c), rec = c_u32(c);
-  if (c->bad || rec < CPD_UNHOOKED_REC_SIZE || rec > 4096 ||
+  if (c->bad || rec < CPD_UNHOOKED_REC_SIZE_MIN || rec > 4096 ||
       (uint64_t)n * rec > (uint64_t)(c->end - c->p))
     return fail(err, errlen, CAPPROF_ECORRUPT, "unhooked count %u does not fit its section", n);
   d->unhooked = calloc(n ? n : 1, sizeof *d->unhooked);
@@ -247,6 +247,8 @@ static int parse_unhooked(struct cpd_dump *d, struct cursor *c, char *err, size_
   for (uint32_t i = 0; i < n; i++) {
     d->unhooked[i].key = cpd_get64(c->p);
     d->unhooked[i].ticks = cpd_get64(c->p + 8);
+    d->unhooked[i].calls = rec >= CPD_UNHOOKED_REC_SIZE ? cpd_get64(c->p + 16)
+                                                        : CPD_UNHOOKED_UNCOUNTED;
     c->p += rec;
   }
   d->nunhooked = n;

@@ -105,6 +105,8 @@ struct cpd_throttled {
 struct cpd_unhooked {
   uint64_t key;                     /* its entry key, as its nodes have it */
   uint64_t ticks;                   /* since the start (CLOCK's ticks) */
+  uint64_t calls;                   /* counted after it (format 1.7), or
+                                    ** CPD_UNHOOKED_UNCOUNTED */
 };
 
 /* A THREADS record that holds several ended threads (THREAD_MERGES). */

@@ -237,13 +237,14 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
     section(&t, CPD_SEC_THROTTLE, s, b.len);
   }
 
-  if (d->nunhooked) {                           /* format 1.6 */
+  if (d->nunhooked) {                           /* format 1.6, calls 1.7 */
     s = b.len;
     put32(&b, d->nunhooked);
     put32(&b, CPD_UNHOOKED_REC_SIZE);
     for (uint32_t i = 0; i < d->nunhooked; i++) {
       put64(&b, d->unhooked[i].key);
       put64(&b, d->unhooked[i].ticks);
+      put64(&b, d->unhooked[i].calls);
     }
     section(&t, CPD_SEC_UNHOOKED, s, b.len);
   }

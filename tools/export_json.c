@@ -154,7 +154,13 @@ static int write_json(FILE *f, const struct profile *p)
     if (fn->file) json_string(f, fn->file);
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
-    times(f, fn->calls, fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
+    times(f, fn->calls + fn->ucalls, fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
+    if (fn->unhooked_ns > 0) {
+      char buf[32];
+      fmt_u64(fn->ucalls, buf, sizeof buf);
+      fprintf(f, ",\"unhooked_ns\":%.0f,\"unhooked_calls\":%s,\"unhooked_counted\":%s",
+              fn->unhooked_ns, buf, fn->uncounted ? "false" : "true");
+    }
     if (with_samples) {
       samples(f, &fn->s);
       char buf[32];

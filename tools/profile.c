@@ -1107,6 +1107,8 @@ void prof_flat(struct profile *p)
     p->funcs[f].throttled = 0;
     p->funcs[f].throttled_ns = 0;
     p->funcs[f].unhooked_ns = 0;
+    p->funcs[f].ucalls = 0;
+    p->funcs[f].uncounted = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);
@@ -1190,5 +1192,25 @@ void prof_flat(struct profile *p)
         if (ns <= 0) ns = 1;
         if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
       }
+  }
+  /* The calls counted after unhooking: once per dump and record, for the
+  ** function of any node with its key. */
+  for (uint32_t di = 0; di < p->ndumps; di++) {
+    const struct cpd_dump *d = p->dumps[di].d;
+    for (uint32_t r = 0; r < d->nunhooked; r++) {
+      struct prof_func *f = NULL;
+      for (uint32_t k = 0; k < p->nthreads && !f; k++) {
+        const struct prof_thread *t = &p->threads[k];
+        if (t->dump != (int)di) continue;
+        const struct cpd_thread *ct = NULL;
+        for (uint32_t j = 0; j < d->nthreads && !ct; j++)
+          if (d->threads[j].tid == t->tid) ct = &d->threads[j];
+        for (uint32_t i = 1; ct && i < t->nnodes && i < ct->node_count && !f; i++)
+          if (ct->nodes[i].key == d->unhooked[r].key) f = &p->funcs[t->nodes[i].func];
+      }
+      if (!f) continue;
+      if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED) f->uncounted = 1;
+      else f->ucalls += d->unhooked[r].calls;
+    }
   }
 }

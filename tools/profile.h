@@ -66,6 +66,10 @@ struct prof_func {
                            ** (prof_flat, from the dumps' THROTTLE records) */
   double unhooked_ns;      /* when its hooks were patched out, ns since its
                            ** dump's start, earliest over dumps; 0: never */
+  uint64_t ucalls;         /* calls after that, counted by its entry's
+                           ** counting stub (format 1.7), over dumps: not in
+                           ** calls, which its times cover */
+  int uncounted;           /* some dump's later calls of it were not counted */
   struct prof_times t;
   /* Inclusive time summed over every activation (recursion counted at each
   ** level): divided by calls it is the mean inclusive time of one call, the

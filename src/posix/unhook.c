@@ -14,8 +14,11 @@
 **
 ** What is patched: the `call __fentry__` at the function's start (5 bytes, 6
 ** with the addr32 prefix the linker leaves under PIE, or `call *GOT(%rip)`)
-** and each `call __return__` it was seen to return through become a 2-byte
-** short jump to the end of that call.
+** becomes a call of a counting stub (asm/fentry_x86_64.S: the k-th function
+** unhooked calls the k-th stub, which adds one to the thread's calls[k]),
+** or, when no stub is free or in reach, a 2-byte short jump to the end of
+** that call; each `call __return__` it was seen to return through becomes
+** such a jump.
 **
 ** Which return sites: __return__ has no key, so a function's own cannot be
 ** told from the code alone. After the throttling decision (made in one of
@@ -37,8 +40,9 @@
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
 **
 ** What it costs the profile: an unhooked function's calls are no longer
-** counted; its nodes keep what they had, and the dump lists it with the time
-** it was unhooked (section UNHOOKED). Its time goes to its caller's self,
+** timed, and counted per function only (by its stub, when it has one); its
+** nodes keep what they had, and the dump lists it with the time it was
+** unhooked and the calls its stub counted (section UNHOOKED). Its time goes to its caller's self,
 ** and samples in its code are charged back to it by program counter when it
 ** is a callee of the node on top (tools/profile.c). It stays unhooked in a
 ** fork child and after capprof_reset. If mprotect fails (a policy against
@@ -55,6 +59,8 @@ void __fentry__(void);
 void __return__(void);
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
+extern const unsigned char cp_count_stubs[] CP_HIDDEN, cp_count_stubs_end[] CP_HIDDEN;
+#define COUNT_STUB_SIZE 16u            /* asm/fentry_x86_64.S */
 
 /* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
 ** pair, or -finstrument-functions' (whose key is the function, so that its
@@ -175,12 +181,19 @@ static uintptr_t load_fn(uint32_t kind, uint64_t key)
 ** hooks (a call at a block's last byte may be jumped over from the load of
 ** fn before it), else 0. A call at a block's last byte, with no such load,
 ** is returned with *at not patchable. */
+static int is_stub(uintptr_t a)
+{
+  return a >= (uintptr_t)cp_count_stubs && a < (uintptr_t)cp_count_stubs_end;
+}
+
 static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
 {
   const unsigned char *p = (const unsigned char *)end;
   if (p[-5] == 0xEB && p[-4] == 0x03) return 0;
   if (p[-6] == 0xEB && p[-5] == 0x04) return 0;
   uintptr_t to = rel32_target(end);
+  if (is_stub(to) || (p[-1] == 0x90 && is_stub(rel32_target(end - 1))))
+    return 0;                                  /* a counting stub's call */
   if (to && reaches(to, hook)) {
     *at = end - 5;
     *jmp = 0x03EB;                             /* jmp .+5: eb 03 */
@@ -227,13 +240,18 @@ int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintp
 static volatile uintptr_t open_first;
 static volatile size_t open_len;
 
-/* Store v at at, one 16-bit write, the page made writable meanwhile. */
-static int poke16(uintptr_t at, uint16_t v)
+/* Make the pages of the n bytes at at writable (1), or read and execute
+** again (0); 0 on success. */
+static int open_code(uintptr_t at, size_t n, int writable)
 {
-  if (!patchable(at)) return -1;
   uintptr_t pg = (uintptr_t)os_page_size();
-  uintptr_t first = at & ~(pg - 1), last = (at + 1) & ~(pg - 1);
+  uintptr_t first = at & ~(pg - 1), last = (at + n - 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
+  if (!writable) {
+    mprotect((void *)first, len, PROT_READ | PROT_EXEC);
+    open_len = 0;
+    return 0;
+  }
   open_first = first;
   open_len = len;
   if (mprotect((void *)first, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
@@ -241,9 +259,92 @@ static int poke16(uintptr_t at, uint16_t v)
     refused = 1;
     return -1;
   }
+  return 0;
+}
+
+static void store16(uintptr_t at, uint16_t v)
+{
   __asm__ __volatile__("movw %1, (%0)" : : "r"(at), "r"(v) : "memory");
-  mprotect((void *)first, len, PROT_READ | PROT_EXEC);
-  open_len = 0;
+}
+
+/* Store v at at, one 16-bit write, the page made writable meanwhile. */
+static int poke16(uintptr_t at, uint16_t v)
+{
+  if (!patchable(at) || open_code(at, 2, 1) != 0) return -1;
+  store16(at, v);
+  open_code(at, 2, 0);
+  return 0;
+}
+
+/* Turn the entry hook call of len bytes at at (5: e8 rel32, 6: ff 15
+** disp32) into a call of the counting stub to (a nop after it in 6 bytes).
+** Within one 16-byte block, in one locked store of the block; else with
+** jmp (the jump over the call) as the step between: first the jump, so that
+** no thread runs the call's bytes while they change; then the new call's
+** last bytes, which the jump skips; then, in one 16-bit store again, the
+** call's opcode and first displacement byte (a call of the function by
+** another thread that meets the jump is not counted). A thread that
+** meanwhile runs the code runs the old call, the jump or the new call, each
+** whole. 0: done; -1: not within a rel32's reach, or
+** mprotect refused (the jump may then be in place). */
+static int has_cx16(void)
+{
+  static int known;                    /* 0: not yet, 1: no, 2: yes */
+  if (!known) {
+    unsigned a = 1, b, c = 0, d;
+    __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    known = (c >> 13 & 1) ? 2 : 1;     /* CPUID.1:ECX.CMPXCHG16B */
+  }
+  return known == 2;
+}
+
+/* Replace the 16 bytes at the 16-byte aligned a, whatever they are, by
+** want[], in one locked store (cmpxchg16b). */
+static void store128(uintptr_t a, const unsigned char *want)
+{
+  uint64_t lo, hi, nlo, nhi;
+  memcpy(&nlo, want, 8);
+  memcpy(&nhi, want + 8, 8);
+  memcpy(&lo, (const void *)a, 8);
+  memcpy(&hi, (const void *)(a + 8), 8);
+  unsigned char ok;
+  do {
+    __asm__ __volatile__("lock cmpxchg16b (%[p])\n\tsete %[ok]"
+                         : [ok] "=q"(ok), "+a"(lo), "+d"(hi)
+                         : [p] "r"(a), "b"(nlo), "c"(nhi)
+                         : "memory", "cc");
+  } while (!ok);
+}
+
+static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
+{
+  int64_t rel = (int64_t)to - (int64_t)(at + 5);
+  if (!patchable(at) || rel < INT32_MIN || rel > INT32_MAX || (len != 5 && len != 6)) return -1;
+  if (open_code(at, len, 1) != 0) return -1;
+  uint32_t r = (uint32_t)(int32_t)rel;
+  if ((at & 15) + len <= 16 && has_cx16()) {
+    /* Within one 16-byte block: the whole call in one locked 16-byte store,
+    ** so that no call of the function meets the jump between the steps
+    ** below and goes uncounted (another thread may be calling it). */
+    uintptr_t a = at & ~(uintptr_t)15;
+    unsigned char b[16];
+    memcpy(b, (const void *)a, 16);
+    unsigned char *q = b + (at - a);
+    q[0] = 0xE8;
+    memcpy(q + 1, &r, 4);
+    if (len == 6) q[5] = 0x90;
+    store128(a, b);
+    open_code(at, len, 0);
+    return 0;
+  }
+  store16(at, jmp);
+  volatile unsigned char *p = (volatile unsigned char *)at;
+  p[2] = (unsigned char)(r >> 8);
+  p[3] = (unsigned char)(r >> 16);
+  p[4] = (unsigned char)(r >> 24);
+  if (len == 6) p[5] = 0x90;
+  store16(at, (uint16_t)(0xE8 | (r & 0xFF) << 8));
+  open_code(at, len, 0);
   return 0;
 }
 
@@ -297,8 +398,17 @@ static int patch(const struct cp_unhook_learn *l)
   for (uint32_t k = 0; k < l->nsites && !refused; k++)
     if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
   if (e == 0) return 1;
-  if (refused || poke16(at, jmp) != 0) return 0;
-  unhook_log(l->key, cp_now());
+  if (refused) return 0;
+  /* The entry: a call of the next counting stub when it has one and the
+  ** call is patched where it is (not jumped over with the load before it),
+  ** else the jump. */
+  uint32_t k = unhook_next();
+  size_t len = l->entry - at;
+  int counted = k < cp_ucount_slots && (len == 5 || len == 6) &&
+                jmp == (len == 5 ? 0x03EB : 0x04EB) &&
+                poke_call(at, len, (uintptr_t)cp_count_stubs + COUNT_STUB_SIZE * k, jmp) == 0;
+  if (!counted && (refused || poke16(at, jmp) != 0)) return 0;
+  unhook_log(l->key, cp_now(), counted);
   return 1;
 }
 

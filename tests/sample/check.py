@@ -187,14 +187,38 @@ def main():
             many = sum(1 for n in gone if n.startswith("many"))
             if many <= 16:
                 fail("%d of the 24 many* unhooked: none waited for a slot" % many)
-            if "leaf" in gone and leaf["calls"] >= 2 * mids:
-                fail("leaf unhooked but every call counted")
+            # an unhooked function's later calls are counted at its entry
+            # by a counting stub (unhook.c): with the runtime linked into
+            # the program, every entry call is within a stub's reach, and
+            # its calls stay exact; only a call jumped over with the load
+            # before it (Clang, a block's last byte) has no stub
+            rounds = int(words[words.index("rounds") + 1])
+            recs = int(words[words.index("rec") + 2])
+            want = {"leaf": 2 * mids, "mid": mids, "libuser": rounds * 40, "rec": recs}
+            want.update({"many%d" % k: rounds * 10 for k in range(24)})
+            counted = 0
+            for n in gone:
+                f = func(doc, n) if n != "libuser" else lib
+                before = f["calls"] - f.get("unhooked_calls", 0)
+                if not f.get("unhooked_counted", False):
+                    print("  %s: later calls not counted (%d before)" % (n, before))
+                    if f["calls"] >= want[n]:
+                        fail("%s unhooked, not counted after, but every call counted" % n)
+                    continue
+                counted += 1
+                if f["calls"] != want[n]:
+                    fail("%s: %d calls (%d after unhooking), the program made %d"
+                         % (n, f["calls"], f["unhooked_calls"], want[n]))
+                if f["unhooked_calls"] <= 0 or before >= want[n]:
+                    fail("%s unhooked, but %d of its calls counted after" % (n, f["unhooked_calls"]))
+            print("unhooked and counted exactly after: %d of %d" % (counted, len(gone)))
+            if counted * 4 < len(gone) * 3:
+                fail("only %d of %d unhooked functions counted after" % (counted, len(gone)))
             # while sampling, throttling decides at 10,000 calls (100,000
             # otherwise); then ~1,500 more calls to learn the hook calls
-            if "leaf" in gone and leaf["calls"] >= 50000:
-                fail("leaf unhooked after %d calls: not decided at 10,000" % leaf["calls"])
-            if "mid" in gone and mid["calls"] >= mids:
-                fail("mid unhooked but every call counted")
+            if "leaf" in gone and leaf["calls"] - leaf.get("unhooked_calls", 0) >= 50000:
+                fail("leaf unhooked after %d calls: not decided at 10,000"
+                     % (leaf["calls"] - leaf.get("unhooked_calls", 0)))
             # libuser's time is the C library's memset, which the stack
             # scan charges to it though its node is no longer on top
             # (without the scan: libuser 311 samples, outer 12,180; with it,
@@ -215,6 +239,17 @@ def main():
         if r["self_samples"] > o["self_samples"]:
             fail("rec's samples (%d) above outer's (%d): frames of rec left on the stack"
                  % (r["self_samples"], o["self_samples"]))
+    elif check == "unhook_threads":
+        # DUMP OUT: tiny unhooked, its calls in all threads counted exactly
+        words = open(dumps[1]).read().split()
+        want = int(words[words.index("tiny") + 2])
+        tiny = func(doc, "tiny")
+        print("tiny: %d calls (program: %d), %s after unhooking, counted: %s"
+              % (tiny["calls"], want, tiny.get("unhooked_calls"), tiny.get("unhooked_counted")))
+        if "unhooked_calls" not in tiny:
+            fail("tiny was not unhooked")
+        if not tiny["unhooked_counted"] or tiny["calls"] != want:
+            fail("tiny: %d calls counted, the program made %d" % (tiny["calls"], want))
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

@@ -191,6 +191,12 @@ unhook_edges)       # unhooking's edge cases, each once crashed the host
     "$capprof" report deeprec_$cc.capprof > deeprec.report
     check deeprec deeprec_$cc.capprof deeprec.report
   done
+  # an unhooked function's calls counted exactly in threads that ended and
+  # threads alive at exit, unhooked while they call it
+  gcc -O2 -g -fno-optimize-sibling-calls $("$capprof" cflags gcc) "$here/unhook_threads.c" \
+    $("$capprof" ldflags --static) -lpthread -o uthreads
+  CAPPROF_OUTPUT="$work/uthreads.capprof" CAPPROF_SAMPLE=time:100us ./uthreads > uthreads.txt
+  check unhook_threads uthreads.capprof uthreads.txt
   echo "ok: unhook_edges"
   ;;
 threads8)

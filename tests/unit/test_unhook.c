@@ -4,7 +4,9 @@
 ** within a 16-byte block, one at a block's last byte jumped over from the
 ** load of the function's address before it (`lea fn(%rip), %rdi`, `mov
 ** $fn, %edi`), the loads that must stay (into %r15), and code patched
-** already.
+** already; the counting stubs an unhooked entry calls instead (their size,
+** their calls taken as patched already, what one counts, and that it
+** touches no register but r11).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,9 @@
 #include <cmocka.h>
 
 #include "internal.h"
+
+extern const unsigned char cp_count_stubs[], cp_count_stubs_end[];
+#define STUB_SIZE 16u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -136,12 +141,83 @@ static void test_mov_then_call_at_block_end(void **state)
   assert_true(at == at_(15));
 }
 
+static void test_count_stubs_layout(void **state)
+{
+  (void)state;
+  assert_int_equal((size_t)(cp_count_stubs_end - cp_count_stubs), STUB_SIZE * CP_UNHOOK_COUNTED);
+  assert_int_equal(cp_ucount_slots, CP_UNHOOK_COUNTED);     /* the static library */
+  for (uint32_t k = 1; k < CP_UNHOOK_COUNTED; k += 97) {    /* each starts alike */
+    const unsigned char *p = cp_count_stubs + STUB_SIZE * k;
+    assert_memory_equal(p, cp_count_stubs, 7);              /* the array's offset */
+    assert_int_equal(p[7], 0x64);                           /* %fs: */
+    int ret = 0;
+    for (uint32_t i = 8; i < STUB_SIZE; i++) ret += p[i] == 0xC3;
+    assert_true(ret >= 1);                                  /* ret */
+  }
+}
+
+/* An entry whose call goes to a counting stub (5 bytes, or 6 with the nop
+** after it that replaced `call *GOT`) is patched already. */
+static void test_stub_call_is_patched(void **state)
+{
+  (void)state;
+  uintptr_t at;
+  uint16_t jmp;
+  memset(code, 0x90, sizeof code);
+  uintptr_t stub = (uintptr_t)cp_count_stubs + STUB_SIZE * 3;
+  int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)at_(9));
+  code[4] = 0xE8;
+  memcpy(&code[5], &rel, 4);
+  assert_int_equal(unhook_patch_for(at_(9), 0, CP_PROBE_FENTRY, 0, &at, &jmp), 0);
+  assert_int_equal(unhook_patch_for(at_(10), 0, CP_PROBE_FENTRY, 0, &at, &jmp), 0);
+  /* a call elsewhere is not */
+  rel = (int32_t)((intptr_t)at_(200) - (intptr_t)at_(9));
+  memcpy(&code[5], &rel, 4);
+  assert_int_equal(unhook_patch_for(at_(9), 0, CP_PROBE_FENTRY, 0, &at, &jmp), -1);
+}
+
+/* Stub k adds one to this thread's cp_ucount[k], and changes no register
+** but r11: every other general register keeps a marker across the call. */
+static void call_stub(uint32_t k, uint64_t *regs)
+{
+  uintptr_t to = (uintptr_t)cp_count_stubs + STUB_SIZE * k;
+  uint64_t a = 0xA1, c = 0xC1, d = 0xD1, si = 0x51, di = 0xD7;
+  register uint64_t r8 __asm__("r8") = 8, r9 __asm__("r9") = 9, r10 __asm__("r10") = 10;
+  __asm__ __volatile__("sub $128, %%rsp\n\tcall *%[to]\n\tadd $128, %%rsp"
+                       : "+a"(a), "+c"(c), "+d"(d), "+S"(si), "+D"(di), "+r"(r8), "+r"(r9),
+                         "+r"(r10)
+                       : [to] "b"(to)
+                       : "r11", "cc", "memory");
+  uint64_t got[8] = { a, c, d, si, di, r8, r9, r10 };
+  memcpy(regs, got, sizeof got);
+}
+
+static void test_stub_counts(void **state)
+{
+  (void)state;
+  uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
+  uint64_t c0 = cp_ucount[0], c5 = cp_ucount[5], c4 = cp_ucount[4], c6 = cp_ucount[6];
+  uint64_t last = cp_ucount[CP_UNHOOK_COUNTED - 1];
+  call_stub(5, regs);
+  call_stub(5, regs);
+  call_stub(0, regs);
+  call_stub(CP_UNHOOK_COUNTED - 1, regs);
+  assert_memory_equal(regs, want, sizeof want);
+  assert_int_equal(cp_ucount[5] - c5, 2);
+  assert_int_equal(cp_ucount[0] - c0, 1);
+  assert_int_equal(cp_ucount[CP_UNHOOK_COUNTED - 1] - last, 1);
+  assert_int_equal(cp_ucount[4] - c4 + cp_ucount[6] - c6, 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_call_within_block),
     cmocka_unit_test(test_lea_then_call_at_block_end),
     cmocka_unit_test(test_mov_then_call_at_block_end),
+    cmocka_unit_test(test_count_stubs_layout),
+    cmocka_unit_test(test_stub_call_is_patched),
+    cmocka_unit_test(test_stub_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
