@@ -57,7 +57,8 @@ static volatile uint32_t unhooked_count;
 #ifdef CAPPROF_HAVE_FENTRY
 #  define UCOUNT_SLOTS cp_ucount_slots  /* src/posix/ucount.c */
 #else
-#  define UCOUNT_SLOTS 0u               /* no counting stubs */
+static const uint32_t no_ucount_slots; /* no counting stubs (t->ucount NULL) */
+#  define UCOUNT_SLOTS no_ucount_slots
 #endif
 /* Calls counted by the stubs in threads that ended (os_lock). */
 static uint64_t ended_calls[CP_UNHOOK_COUNTED];
