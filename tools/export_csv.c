@@ -31,7 +31,7 @@ TIME_GETTER(excl_raw)
 TIME_GETTER(incl_raw)
 TIME_GETTER(min_raw)
 TIME_GETTER(max_raw)
-static double get_calls(const struct prof_func *f) { return (double)f->calls; }
+static double get_calls(const struct prof_func *f) { return (double)(f->calls + f->ucalls); }
 static double get_self_unreliable(const struct prof_func *f)
 {
   return prof_unreliable(f->t.excl, prof_excl_basis(&f->t));

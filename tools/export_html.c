@@ -430,7 +430,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 0: jdec(f, total > 0 ? 100.0 * fn->t.excl / total : 0); break;
       case 1: jdec(f, fn->t.excl); break;
       case 2: jdec(f, fn->t.incl); break;
-      case 3: jint(f, (double)fn->calls); break;
+      case 3: jint(f, (double)(fn->calls + fn->ucalls)); break;
       case 4: jdec(f, prof_per_call(fn->t.excl, fn->timed)); break;     /* timed calls: */
       case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
       case 6: jdec(f, fn->t.min); break;
@@ -840,7 +840,7 @@ static int write_html(FILE *f, const struct profile *p)
     nodes += p->threads[i].nnodes - 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (report_row(&p->funcs[i])) calls += p->funcs[i].calls;
+    if (report_row(&p->funcs[i])) calls += p->funcs[i].calls + p->funcs[i].ucalls;
   if (have_merged) nodes += merged.nnodes - 1;
 
   page_start(f);
