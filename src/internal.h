@@ -410,8 +410,9 @@ int unhook_wanted(void) CP_HIDDEN;
 void throttle_settle(void) CP_HIDDEN;
 /* Record that the function whose entry key is key was unhooked at ticks, as
 ** the next record (unhook_next: its index); counted: its entry calls the
-** counting stub of that index. Visit the records in order. Process-wide,
-** lock-free appends under unhook.c's patch lock. */
+** counting stub of that index (UINT32_MAX: none, CAPPROF_UNHOOK_COUNT=off).
+** Visit the records in order. Process-wide, lock-free appends under
+** unhook.c's patch lock. */
 uint32_t unhook_next(void) CP_HIDDEN;
 void unhook_log(uint64_t key, uint64_t ticks, int counted) CP_HIDDEN;
 typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);

@@ -52,6 +52,7 @@ static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cos
 #define UNHOOK_AUTO 2
 #define MAX_UNHOOKED 4096u
 static int unhook_mode = UNHOOK_AUTO;
+static int unhook_count = 1;            /* CAPPROF_UNHOOK_COUNT: counting stubs */
 static struct { uint64_t key, ticks; uint32_t counted; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
 #ifdef CAPPROF_HAVE_FENTRY
@@ -80,6 +81,8 @@ void throttle_init(void)
   unhook_mode = UNHOOK_AUTO;
   if (u && (!strcmp(u, "off") || !strcmp(u, "0") || !strcmp(u, "no"))) unhook_mode = 0;
   else if (u && (!strcmp(u, "on") || !strcmp(u, "1") || !strcmp(u, "yes"))) unhook_mode = 1;
+  const char *c = os_getenv("CAPPROF_UNHOOK_COUNT");
+  unhook_count = !(c && (!strcmp(c, "off") || !strcmp(c, "0") || !strcmp(c, "no")));
   calls_set = s && *s;
   if (!calls_set) {
     /* Decided before any hook runs (the check is an equality: a threshold
@@ -275,7 +278,7 @@ int unhook_wanted(void)
   return unhook_mode == UNHOOK_AUTO ? sample_process_running() : unhook_mode;
 }
 
-uint32_t unhook_next(void) { return unhooked_count; }
+uint32_t unhook_next(void) { return unhook_count ? unhooked_count : UINT32_MAX; }
 
 void unhook_log(uint64_t key, uint64_t ticks, int counted)
 {

@@ -194,6 +194,8 @@ static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at,
   uintptr_t to = rel32_target(end);
   if (is_stub(to) || (p[-1] == 0x90 && is_stub(rel32_target(end - 1))))
     return 0;                                  /* a counting stub's call */
+  if (p[-7] == 0xEB && p[-6] == 0x05 && readable(end - 12, 12) && is_stub(rel32_target(end - 7)))
+    return 0;                                  /* the same in place of the load (poke_call) */
   if (to && reaches(to, hook)) {
     *at = end - 5;
     *jmp = 0x03EB;                             /* jmp .+5: eb 03 */
@@ -276,17 +278,7 @@ static int poke16(uintptr_t at, uint16_t v)
   return 0;
 }
 
-/* Turn the entry hook call of len bytes at at (5: e8 rel32, 6: ff 15
-** disp32) into a call of the counting stub to (a nop after it in 6 bytes).
-** Within one 16-byte block, in one locked store of the block; else with
-** jmp (the jump over the call) as the step between: first the jump, so that
-** no thread runs the call's bytes while they change; then the new call's
-** last bytes, which the jump skips; then, in one 16-bit store again, the
-** call's opcode and first displacement byte (a call of the function by
-** another thread that meets the jump is not counted). A thread that
-** meanwhile runs the code runs the old call, the jump or the new call, each
-** whole. 0: done; -1: not within a rel32's reach, or
-** mprotect refused (the jump may then be in place). */
+/* Whether the CPU has cmpxchg16b (CPUID.1:ECX bit 13), asked once. */
 static int has_cx16(void)
 {
   static int known;                    /* 0: not yet, 1: no, 2: yes */
@@ -316,12 +308,43 @@ static void store128(uintptr_t a, const unsigned char *want)
   } while (!ok);
 }
 
+/* Turn the entry hook call of len bytes at at (5: e8 rel32, 6: ff 15
+** disp32; 12: the load of fn and the call, below) into a call of the
+** counting stub to (a nop after it in 6 bytes).
+** Within one 16-byte block, in one locked store of the block; else with
+** jmp (the jump over the call) as the step between: first the jump, so that
+** no thread runs the call's bytes while they change; then the new call's
+** last bytes, which the jump skips; then, in one 16-bit store again, the
+** call's opcode and first displacement byte (a call of the function by
+** another thread that meets the jump is not counted). A thread that
+** meanwhile runs the code runs the old call, the jump or the new call, each
+** whole. 0: done; -1: not within a rel32's reach, or
+** mprotect refused (the jump may then be in place). */
 static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
 {
   int64_t rel = (int64_t)to - (int64_t)(at + 5);
-  if (!patchable(at) || rel < INT32_MIN || rel > INT32_MAX || (len != 5 && len != 6)) return -1;
-  if (open_code(at, len, 1) != 0) return -1;
+  if (!patchable(at) || rel < INT32_MIN || rel > INT32_MAX) return -1;
   uint32_t r = (uint32_t)(int32_t)rel;
+  if (len == 12) {
+    /* `lea fn(%rip), %rdi` (7 bytes) then the call at a block's last byte
+    ** (over_load): the load becomes the stub's call and a jump over the
+    ** old call (e8 rel32, eb 05), in one locked store of the load's block.
+    ** The load only set the hook's argument. */
+    if ((at & 15) + 7 > 16 || !has_cx16() || open_code(at, 7, 1) != 0) return -1;
+    uintptr_t a = at & ~(uintptr_t)15;
+    unsigned char b[16];
+    memcpy(b, (const void *)a, 16);
+    unsigned char *q = b + (at - a);
+    q[0] = 0xE8;
+    memcpy(q + 1, &r, 4);
+    q[5] = 0xEB;
+    q[6] = 0x05;
+    store128(a, b);
+    open_code(at, 7, 0);
+    return 0;
+  }
+  if (len != 5 && len != 6) return -1;
+  if (open_code(at, len, 1) != 0) return -1;
   if ((at & 15) + len <= 16 && has_cx16()) {
     /* Within one 16-byte block: the whole call in one locked 16-byte store,
     ** so that no call of the function meets the jump between the steps
@@ -400,12 +423,13 @@ static int patch(const struct cp_unhook_learn *l)
   if (e == 0) return 1;
   if (refused) return 0;
   /* The entry: a call of the next counting stub when it has one and the
-  ** call is patched where it is (not jumped over with the load before it),
-  ** else the jump. */
+  ** call is patched where it is, or in place of `lea fn(%rip), %rdi` before
+  ** it, else the jump. */
   uint32_t k = unhook_next();
   size_t len = l->entry - at;
-  int counted = k < cp_ucount_slots && (len == 5 || len == 6) &&
-                jmp == (len == 5 ? 0x03EB : 0x04EB) &&
+  int counted = k < cp_ucount_slots &&
+                (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
+                 (len == 12 && jmp == 0x0AEB)) &&
                 poke_call(at, len, (uintptr_t)cp_count_stubs + COUNT_STUB_SIZE * k, jmp) == 0;
   if (!counted && (refused || poke16(at, jmp) != 0)) return 0;
   unhook_log(l->key, cp_now(), counted);

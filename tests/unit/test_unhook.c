@@ -174,6 +174,18 @@ static void test_stub_call_is_patched(void **state)
   rel = (int32_t)((intptr_t)at_(200) - (intptr_t)at_(9));
   memcpy(&code[5], &rel, 4);
   assert_int_equal(unhook_patch_for(at_(9), 0, CP_PROBE_FENTRY, 0, &at, &jmp), -1);
+  /* the stub's call and a jump over the old call in place of `lea fn(%rip),
+  ** %rdi` before a call at a block's last byte (e8 rel32 eb 05) */
+  memset(code, 0x90, sizeof code);
+  uintptr_t end = put_call(15, __cyg_profile_func_enter);
+  rel = (int32_t)((intptr_t)stub - (intptr_t)at_(13));
+  code[8] = 0xE8;
+  memcpy(&code[9], &rel, 4);
+  code[13] = 0xEB;
+  code[14] = 0x05;
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), 0);
+  code[14] = 0x06;                                 /* not over the call */
+  assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), 1);
 }
 
 /* Stub k adds one to this thread's cp_ucount[k], and changes no register
