@@ -61,6 +61,7 @@ static int cmp_siblings(const void *pa, const void *pb)
 static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
 {
+  uint32_t unhooked = 0;             /* nodes marked [unhooked] */
   char a[40], b[40], c[40], d[40], e[40], f[40], g[40], h[40];
   int marks = 0;
   const struct prof_node *nd = t->nodes;
@@ -153,8 +154,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       else if (o->location && fn->module[0])
         wl = (size_t)snprintf(where, sizeof where, "  (%s)", fn->module);
       uint64_t period = t->dump >= 0 ? p->dumps[t->dump].period : 0;
-      if (fn->unhooked_ns > 0 && wl < sizeof where)
+      if (fn->unhooked_ns > 0 && wl < sizeof where) {
         wl += (size_t)snprintf(where + wl, sizeof where - wl, " [unhooked]");
+        unhooked++;
+      }
       else if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where && period)
         wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: 1 in %llu timed]",
                                (unsigned long long)period);
@@ -187,6 +190,9 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     }
   }
   prof_legend(marks);
+  if (unhooked)
+    printf("[unhooked]: the calls and times until the function's hooks were patched out;\n"
+           "'capprof report' counts its later calls too (docs/runtime.md#unhooking).\n");
 out:
   free(stack);
   free(depth);
