@@ -84,10 +84,11 @@
 #define T_COUNTDOWN   56
 #define T_RNG         60
 #define T_UNHOOK      224
+#define T_UCALLS      312
 /* struct cp_unhook */
 #define U_ACTIVE      0
 #define UNHOOK_COUNTED 1024
-#define COUNT_STUB_SIZE 16
+#define COUNT_STUB_SIZE 32
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -552,15 +553,16 @@ cp_calib_fentry:
 /* The counting stubs of unhooked functions (src/posix/unhook.c): the k-th
  * function unhooked gets `call cp_count_stubs + COUNT_STUB_SIZE * k` at its
  * entry in place of its entry hook call, when the stub is within a rel32's
- * reach, and the stub adds one to this thread's cp_ucount[k]
- * (src/posix/ucount.c): its calls stay counted, at the cost of a call, an
+ * reach (the runtime linked into the program; else unhook.c writes the
+ * same code near the program's), and the stub adds one to this thread's
+ * ucalls[k]: its calls stay counted, at the cost of a call, two loads, an
  * add to memory and a return (its return hook calls are jumped over). It
  * runs at the function's first instruction (fentry) or where the entry hook
  * was called (-finstrument-functions), so it may use only R11, which holds
  * no argument and no live value there (the static chain is R10), and the
- * flags. The first load is a constant (the array's offset from the thread
- * pointer; the linker makes it an immediate in the program). 16 bytes
- * each: test_unhook.c checks the layout. */
+ * flags. A thread with no state counts nothing; the stand-in state of a
+ * thread starting or ending counts into a field nobody reads. 24 bytes,
+ * padded to 32: test_unhook.c checks the layout. */
         .globl  cp_count_stubs
         .hidden cp_count_stubs
         .globl  cp_count_stubs_end
@@ -569,9 +571,12 @@ cp_calib_fentry:
 cp_count_stubs:
         .set    stub_k, 0
         .rept   UNHOOK_COUNTED
-        movq    cp_ucount@gottpoff(%rip), %r11
-        incq    %fs:8 * stub_k(%r11)
-        ret
+        movq    posix_tls@gottpoff(%rip), %r11
+        movq    %fs:(%r11), %r11
+        test    %r11, %r11
+        jz      1f
+        incq    T_UCALLS + 8 * stub_k(%r11)
+1:      ret
         .p2align 4
         .set    stub_k, stub_k + 1
         .endr

@@ -61,6 +61,11 @@ struct cp_frame {
 /* Everything one thread records. Only its own thread writes it, except the
 ** dump, which reads it (racily, field by field) from another thread. The
 ** first cache line holds what the hooks touch. */
+/* Unhooked functions whose entry hook call became a call of a counting
+** stub (src/posix/unhook.c): the first this many. Stub k adds one to the
+** calling thread's cp_thread.ucalls[k]. */
+#define CP_UNHOOK_COUNTED 1024u
+
 struct cp_thread {
   struct cp_frame *top;       /* innermost live frame; frames[0] is a sentinel */
   struct cp_frame *commit_end;/* first frame past committed stack memory */
@@ -100,7 +105,11 @@ struct cp_thread {
   uint32_t exit_rounds;       /* thread-exit callbacks deferred so far (POSIX) */
   uint32_t calibrating;       /* a calibration's scratch tree: never throttled */
   char name[64];              /* thread name, NUL-terminated */
-  uint64_t *ucount;           /* the thread's cp_ucount (unhook.c), or NULL */
+#if defined(__x86_64__) && !defined(_WIN32)
+  /* Calls of the k-th unhooked function counted by its stub in this thread
+  ** (unhook.c). Last: the hooks' fast paths read the first fields. */
+  uint64_t ucalls[CP_UNHOOK_COUNTED];
+#endif
 };
 
 /* What the probe costs, calibrated (clock.c), in milli-ticks per call. */
@@ -382,16 +391,6 @@ struct cp_unhook_learn {
   uintptr_t sites[CP_UNHOOK_SITES]; /* return addresses of `call __return__` */
 };
 #define CP_UNHOOK_WAITING 64u   /* nodes waiting for a slot */
-/* Unhooked functions whose entry hook call became a call of a counting
-** stub (asm/fentry_x86_64.S, cp_count_stubs): the first this many. Stub k
-** adds one to cp_ucount[k], a thread-local array of the static library
-** (src/posix/ucount.c); the shared library has none (cp_ucount_slots 0):
-** its stubs are out of a call's reach from the program's code. */
-#define CP_UNHOOK_COUNTED 1024u
-extern const uint32_t cp_ucount_slots CP_HIDDEN;
-#if defined(__x86_64__) && !defined(_WIN32)
-extern __thread uint64_t cp_ucount[] CP_HIDDEN;
-#endif
 struct cp_unhook {
   uint32_t active;              /* slots in use, and nodes waiting */
   uint32_t nwaiting;

@@ -173,10 +173,6 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     }
   }
   if (t) {
-#ifdef CAPPROF_HAVE_FENTRY
-    /* Where unhooked functions' counting stubs count (unhook.c). */
-    t->ucount = cp_ucount_slots ? cp_ucount : NULL;
-#endif
     os_thread_register(t);
     os_set_thread(t);
     sampler_thread_begin();            /* sampling events of a thread started later */

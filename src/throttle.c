@@ -55,12 +55,6 @@ static int unhook_mode = UNHOOK_AUTO;
 static int unhook_count = 1;            /* CAPPROF_UNHOOK_COUNT: counting stubs */
 static struct { uint64_t key, ticks; uint32_t counted; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
-#ifdef CAPPROF_HAVE_FENTRY
-#  define UCOUNT_SLOTS cp_ucount_slots  /* src/posix/ucount.c */
-#else
-static const uint32_t no_ucount_slots; /* no counting stubs (t->ucount NULL) */
-#  define UCOUNT_SLOTS no_ucount_slots
-#endif
 /* Calls counted by the stubs in threads that ended (os_lock). */
 static uint64_t ended_calls[CP_UNHOOK_COUNTED];
 static int cap_known;                   /* cp_g.sample_cap converted */
@@ -295,22 +289,25 @@ uint64_t unhook_calls(uint32_t k)
   if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE) || !unhooked[k].counted)
     return CPD_UNHOOKED_UNCOUNTED;
   uint64_t n = ended_calls[k];
+#if defined(__x86_64__) && !defined(_WIN32)
   for (const struct cp_thread *t = cp_g.threads; t; t = t->next)   /* as the dump's */
-    if (t->ucount && t->generation == cp_g.gate >> 1)
-      n += __atomic_load_n(&t->ucount[k], __ATOMIC_RELAXED);
+    if (t->generation == cp_g.gate >> 1) n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
+#endif
   return n;
 }
 
 void unhook_fold(struct cp_thread *t)
 {
-  if (!t->ucount) return;
+#if defined(__x86_64__) && !defined(_WIN32)
   uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
   int current = t->generation == cp_g.gate >> 1;     /* else counted before a reset */
-  for (uint32_t k = 0; k < n && k < UCOUNT_SLOTS; k++) {
-    if (current) ended_calls[k] += t->ucount[k];
-    t->ucount[k] = 0;
+  for (uint32_t k = 0; k < n && k < CP_UNHOOK_COUNTED; k++) {
+    if (current) ended_calls[k] += t->ucalls[k];
+    t->ucalls[k] = 0;
   }
-  t->ucount = NULL;                    /* the thread's array goes with it */
+#else
+  (void)t;
+#endif
 }
 
 void unhook_clear_ended(void) { memset(ended_calls, 0, sizeof ended_calls); }
@@ -342,7 +339,9 @@ struct cp_unhook *unhook_state(struct cp_thread *t)
 void unhook_thread_reset(struct cp_thread *t)
 {
   if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
-  if (t->ucount) memset(t->ucount, 0, UCOUNT_SLOTS * sizeof *t->ucount);
+#if defined(__x86_64__) && !defined(_WIN32)
+  memset(t->ucalls, 0, sizeof t->ucalls);
+#endif
 }
 
 void unhook_thread_free(struct cp_thread *t)

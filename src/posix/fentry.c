@@ -179,6 +179,7 @@ _Static_assert(offsetof(struct cp_thread, rng) == 60, "T_RNG");
 _Static_assert(offsetof(struct cp_thread, unhook) == 224, "T_UNHOOK");
 _Static_assert(offsetof(struct cp_unhook, active) == 0, "U_ACTIVE");
 _Static_assert(CP_UNHOOK_COUNTED == 1024, "UNHOOK_COUNTED");
+_Static_assert(offsetof(struct cp_thread, ucalls) == 312, "T_UCALLS");
 _Static_assert(sizeof(struct cp_node) == 48, "node size");
 _Static_assert(offsetof(struct cp_node, key) == 0, "N_KEY");
 _Static_assert(offsetof(struct cp_node, parent) == 8, "N_PARENT");

@@ -14,10 +14,11 @@
 **
 ** What is patched: the `call __fentry__` at the function's start (5 bytes, 6
 ** with the addr32 prefix the linker leaves under PIE, or `call *GOT(%rip)`)
-** becomes a call of a counting stub (asm/fentry_x86_64.S: the k-th function
-** unhooked calls the k-th stub, which adds one to the thread's calls[k]),
-** or, when no stub is free or in reach, a 2-byte short jump to the end of
-** that call; each `call __return__` it was seen to return through becomes
+** becomes a call of a counting stub (asm/fentry_x86_64.S, or the same code
+** written near the program's code when the runtime is a shared library:
+** the k-th function unhooked calls the k-th stub, which adds one to the
+** thread's ucalls[k]), or, when no stub is free or in reach, a 2-byte short
+** jump to the end of that call; each `call __return__` it was seen to return through becomes
 ** such a jump.
 **
 ** Which return sites: __return__ has no key, so a function's own cannot be
@@ -50,6 +51,7 @@
 */
 #define _GNU_SOURCE                       /* dladdr */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -60,7 +62,7 @@ void __return__(void);
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 extern const unsigned char cp_count_stubs[] CP_HIDDEN, cp_count_stubs_end[] CP_HIDDEN;
-#define COUNT_STUB_SIZE 16u            /* asm/fentry_x86_64.S */
+#define COUNT_STUB_SIZE 32u            /* asm/fentry_x86_64.S */
 
 /* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
 ** pair, or -finstrument-functions' (whose key is the function, so that its
@@ -181,9 +183,19 @@ static uintptr_t load_fn(uint32_t kind, uint64_t key)
 ** hooks (a call at a block's last byte may be jumped over from the load of
 ** fn before it), else 0. A call at a block's last byte, with no such load,
 ** is returned with *at not patchable. */
+/* Regions of counting stubs written near the program's code (near_region). */
+#define NEAR_REGIONS 8u
+#define NEAR_BYTES ((size_t)CP_UNHOOK_COUNTED * COUNT_STUB_SIZE)
+static uintptr_t near_base[NEAR_REGIONS];
+static int near_failed;                /* mapping refused: not tried again */
+
+/* Whether a is in a counting stub, the runtime's own or one near the code. */
 static int is_stub(uintptr_t a)
 {
-  return a >= (uintptr_t)cp_count_stubs && a < (uintptr_t)cp_count_stubs_end;
+  if (a >= (uintptr_t)cp_count_stubs && a < (uintptr_t)cp_count_stubs_end) return 1;
+  for (uint32_t r = 0; r < NEAR_REGIONS; r++)
+    if (near_base[r] && a >= near_base[r] && a < near_base[r] + NEAR_BYTES) return 1;
+  return 0;
 }
 
 static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
@@ -371,6 +383,91 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
   return 0;
 }
 
+/* Whether a call at at can reach to (its rel32 counts from at + 5). */
+static int in_reach(uintptr_t at, uintptr_t to)
+{
+  int64_t d = (int64_t)to - (int64_t)(at + 5);
+  return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+/* Counting stubs near the program's code. A runtime in a shared library
+** (libcapprof.so) is mapped out of a call's reach from the executable: its
+** own stubs (asm/fentry_x86_64.S) cannot be called from there. Then the
+** same code, for all CP_UNHOOK_COUNTED stubs at once, is written into pages
+** mapped within reach (read and write, then read and execute: never both,
+** and never changed again, so no thread can run a stub while its page is
+** not executable). Each: `mov %fs:OFF, %r11` (OFF: posix_tls's offset from
+** the thread pointer, the same in every thread: initial-exec TLS), `test
+** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); 1: ret`. Under patch_lock. */
+
+static void near_code(unsigned char *p, uint32_t k, int32_t off)
+{
+  uint32_t disp = (uint32_t)(offsetof(struct cp_thread, ucalls) + 8u * k);
+  static const unsigned char head[5] = { 0x64, 0x4C, 0x8B, 0x1C, 0x25 };
+  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x07, 0x49, 0xFF, 0x83 };
+  memset(p, 0xCC, COUNT_STUB_SIZE);                     /* int3 */
+  memcpy(p, head, 5);
+  memcpy(p + 5, &off, 4);
+  memcpy(p + 9, mid, 8);
+  memcpy(p + 17, &disp, 4);
+  p[21] = 0xC3;
+}
+
+static uintptr_t near_region(uintptr_t at)
+{
+  for (uint32_t r = 0; r < NEAR_REGIONS; r++)
+    if (near_base[r] && in_reach(at, near_base[r]) && in_reach(at, near_base[r] + NEAR_BYTES))
+      return near_base[r];
+  uint32_t r = 0;
+  while (r < NEAR_REGIONS && near_base[r]) r++;
+  if (r == NEAR_REGIONS || near_failed) return 0;
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  int64_t off = (int64_t)((uintptr_t)&posix_tls - tp);
+  if (off < INT32_MIN || off > INT32_MAX) {
+    near_failed = 1;
+    return 0;
+  }
+  /* Below the code first (where the executable's own mappings rarely are),
+  ** then above, at 16 MB to 1 GB. */
+  uintptr_t page = (uintptr_t)os_page_size();
+  for (uintptr_t d = (uintptr_t)16 << 20; d <= (uintptr_t)1 << 30; d <<= 1)
+    for (int side = 0; side < 2; side++) {
+      if (side == 0 && at < d + NEAR_BYTES) continue;
+      uintptr_t want = ((side ? at + d : at - d - NEAR_BYTES) & ~(page - 1));
+      void *m = mmap((void *)want, NEAR_BYTES, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) {
+        near_failed = 1;
+        return 0;
+      }
+      uintptr_t b = (uintptr_t)m;
+      if (!in_reach(at, b) || !in_reach(at, b + NEAR_BYTES)) {
+        munmap(m, NEAR_BYTES);
+        continue;
+      }
+      for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++)
+        near_code((unsigned char *)m + (size_t)k * COUNT_STUB_SIZE, k, (int32_t)off);
+      if (mprotect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
+        munmap(m, NEAR_BYTES);
+        near_failed = 1;                                /* no executable mappings */
+        return 0;
+      }
+      return near_base[r] = b;
+    }
+  return 0;
+}
+
+/* The counting stub k for an entry hook call at at: the runtime's own, or
+** one near the code; 0 when there is none in reach. */
+static uintptr_t stub_for(uint32_t k, uintptr_t at)
+{
+  uintptr_t s = (uintptr_t)cp_count_stubs + COUNT_STUB_SIZE * k;
+  if (in_reach(at, s)) return s;
+  uintptr_t b = near_region(at);
+  return b ? b + COUNT_STUB_SIZE * k : 0;
+}
+
 /* -finstrument-functions: whether the few instructions before the entry
 ** hook call at call load fn, as Clang and GCC do for its first argument:
 ** `lea fn(%rip), %reg` (REX.W 8d /r, RIP-relative; Clang keeps fn in a
@@ -427,10 +524,11 @@ static int patch(const struct cp_unhook_learn *l)
   ** it, else the jump. */
   uint32_t k = unhook_next();
   size_t len = l->entry - at;
-  int counted = k < cp_ucount_slots &&
-                (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
-                 (len == 12 && jmp == 0x0AEB)) &&
-                poke_call(at, len, (uintptr_t)cp_count_stubs + COUNT_STUB_SIZE * k, jmp) == 0;
+  uintptr_t stub = 0;
+  if (k < CP_UNHOOK_COUNTED && (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
+                                (len == 12 && jmp == 0x0AEB)))
+    stub = stub_for(k, at);
+  int counted = stub && poke_call(at, len, stub, jmp) == 0;
   if (!counted && (refused || poke16(at, jmp) != 0)) return 0;
   unhook_log(l->key, cp_now(), counted);
   return 1;
