@@ -439,6 +439,9 @@ void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr_t site) CP_HIDDEN;
 /* In a fork child (runtime_fork_child). */
 void unhook_fork_child(void) CP_HIDDEN;
+/* Whether pc is in a counting stub (the runtime's or one written near the
+** program's code); async-signal-safe (sample.c). */
+int unhook_in_stub(uintptr_t pc) CP_HIDDEN;
 /* The patch unhooking would make for the hook call ending at end (exit:
 ** the exit hook's, else the entry hook's; fn: the function, for
 ** -finstrument-functions): 1 with the jump and where it goes, 0 when

@@ -174,7 +174,13 @@ __attribute__((section(".text$cpp_z"), used)) const unsigned char capprof_probe_
 #  define PROBE_LO ((uint64_t)(uintptr_t)capprof_probe_begin)
 #  define PROBE_HI ((uint64_t)(uintptr_t)capprof_probe_end)
 #endif
-#ifdef PROBE_LO
+#if defined(PROBE_LO) && defined(CAPPROF_HAVE_FENTRY)
+/* Counting stubs written near the program's code count as probe too. */
+static int in_probe(uint64_t pc)
+{
+  return (pc >= PROBE_LO && pc < PROBE_HI) || unhook_in_stub((uintptr_t)pc);
+}
+#elif defined(PROBE_LO)
 static int in_probe(uint64_t pc) { return pc >= PROBE_LO && pc < PROBE_HI; }
 #else
 static int in_probe(uint64_t pc) { (void)pc; return 0; }

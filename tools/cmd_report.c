@@ -69,7 +69,11 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
     const struct prof_func *f = &p->funcs[order[i]];
     if (!(f->unhooked_ns > 0)) continue;
     char b[32], c[32], e[32];
-    if (f->uncounted)
+    if (f->uncounted && p->ucalls_off)
+      printf("  %s: %s calls counted, unhooked %s after start; its later calls are counted\n"
+             "    for the whole process only, left out with --thread, --focus, --time-filter\n",
+             f->name, fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
+    else if (f->uncounted)
       printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
              f->name, fmt_count(f->calls + f->ucalls, b, sizeof b),
              fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
@@ -495,7 +499,7 @@ int cmd_report(int argc, char **argv)
   for (uint32_t i = 0; i < p->nthreads; i++)
     total += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    if (p->funcs[f].calls == 0) continue;        /* placeholders, filtered out */
+    if (p->funcs[f].calls + p->funcs[f].ucalls == 0) continue;   /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
     calls = cpd_sat_add(calls, cpd_sat_add(p->funcs[f].calls, p->funcs[f].ucalls));
     order[n++] = f;

@@ -149,7 +149,7 @@ static int write_csv(FILE *f, const struct profile *p)
     return 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (p->funcs[i].calls || (runs && rt.present[i]) ||
+    if (p->funcs[i].calls || p->funcs[i].ucalls || (runs && rt.present[i]) ||
         (!p->funcs[i].synthetic && (p->funcs[i].s.incl || p->funcs[i].pc.incl)))
       order[n++] = i;
   sort_prof = p;

@@ -392,7 +392,7 @@ static const struct col runs_cols[] = {
 ** placeholders, e.g. left by filters), and not the root. */
 static int report_row(const struct prof_func *fn)
 {
-  return fn->calls && !(fn->synthetic && !strcmp(fn->name, "[root]"));
+  return (fn->calls || fn->ucalls) && !(fn->synthetic && !strcmp(fn->name, "[root]"));
 }
 
 /* The flat profile as 'report' prints it for one run (or --sum). */

@@ -140,7 +140,7 @@ static int write_json(FILE *f, const struct profile *p)
     for (uint32_t i = 1; i < p->threads[k].nnodes; i++)
       if (node_listed(p, &p->threads[k].nodes[i])) used[p->threads[k].nodes[i].func] = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++)      /* and those with sampled program counters */
-    if (p->funcs[i].pc.incl && !p->funcs[i].synthetic) used[i] = 1;
+    if ((p->funcs[i].pc.incl || p->funcs[i].ucalls) && !p->funcs[i].synthetic) used[i] = 1;
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
     const struct prof_func *fn = &p->funcs[i];

@@ -134,6 +134,9 @@ static int thread_acts(const struct prof_thread *t, const struct filter *f,
 
 int filter_apply(struct profile *p, const struct filter *f)
 {
+  /* Unhooked functions' later calls are counted for the whole process, not
+  ** per thread or call path. */
+  if (f->thread || f->nfocus || f->min_ns > 0) p->ucalls_off = 1;
   if (f->thread) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {

@@ -869,6 +869,12 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   int rc = sym && map_init(&keys, 1024) == 0 ? 0 : CAPPROF_ENOMEM;
   for (uint32_t i = 0; !rc && i < d->nthreads; i++)
     rc = add_thread(p, di, &d->threads[i], sym, &keys);
+  if (!rc && d->nunhooked) {            /* each record's function, by its key */
+    pd->ufunc = malloc(d->nunhooked * sizeof *pd->ufunc);
+    for (uint32_t r = 0; pd->ufunc && r < d->nunhooked; r++)
+      pd->ufunc[r] = key_func(p, sym, &keys, d->unhooked[r].key);
+    if (!pd->ufunc) rc = CAPPROF_ENOMEM;
+  }
   if (!rc) rc = add_samples(p, di, sym, &keys);
   if (!rc && leaf_key) {
     size_t slot = map_slot(&keys, leaf_key);
@@ -924,7 +930,10 @@ void prof_free(struct profile *p)
 {
   if (!p) return;
   for (uint32_t i = 0; i < p->nthreads; i++) prof_thread_free(&p->threads[i]);
-  for (uint32_t i = 0; i < p->ndumps; i++) cpd_free(p->dumps[i].d);
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    cpd_free(p->dumps[i].d);
+    free(p->dumps[i].ufunc);
+  }
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     free(p->funcs[f].name);
     free(p->funcs[f].module);
@@ -1180,36 +1189,21 @@ void prof_flat(struct profile *p)
       double ns = cpd_ticks_to_ns(d, (double)rec->ticks);
       if (f->throttled && (f->throttled_ns == 0 || ns < f->throttled_ns)) f->throttled_ns = ns;
     }
-    /* Unhooked functions: their nodes carry the record's key. */
-    const struct cpd_thread *ct = NULL;
-    for (uint32_t j = 0; j < d->nthreads && d->nunhooked; j++)
-      if (d->threads[j].tid == t->tid) ct = &d->threads[j];
-    for (uint32_t i = 1; ct && i < t->nnodes && i < ct->node_count; i++)
-      for (uint32_t r = 0; r < d->nunhooked; r++) {
-        if (ct->nodes[i].key != d->unhooked[r].key) continue;
-        struct prof_func *f = &p->funcs[t->nodes[i].func];
-        double ns = cpd_ticks_to_ns(d, (double)d->unhooked[r].ticks);
-        if (ns <= 0) ns = 1;
-        if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
-      }
   }
-  /* The calls counted after unhooking: once per dump and record, for the
-  ** function of any node with its key. */
+  /* Unhooked functions, from each dump's records (their keys resolved when
+  ** it was loaded): when, and the calls counted after, once per record.
+  ** Those are the whole process's: left out when a filter keeps part of
+  ** it (ucalls_off), where the function's later calls are not known. */
   for (uint32_t di = 0; di < p->ndumps; di++) {
     const struct cpd_dump *d = p->dumps[di].d;
-    for (uint32_t r = 0; r < d->nunhooked; r++) {
-      struct prof_func *f = NULL;
-      for (uint32_t k = 0; k < p->nthreads && !f; k++) {
-        const struct prof_thread *t = &p->threads[k];
-        if (t->dump != (int)di) continue;
-        const struct cpd_thread *ct = NULL;
-        for (uint32_t j = 0; j < d->nthreads && !ct; j++)
-          if (d->threads[j].tid == t->tid) ct = &d->threads[j];
-        for (uint32_t i = 1; ct && i < t->nnodes && i < ct->node_count && !f; i++)
-          if (ct->nodes[i].key == d->unhooked[r].key) f = &p->funcs[t->nodes[i].func];
-      }
-      if (!f) continue;
-      if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED) f->uncounted = 1;
+    for (uint32_t r = 0; p->dumps[di].ufunc && r < d->nunhooked; r++) {
+      uint32_t fi = p->dumps[di].ufunc[r];
+      if (fi == PROF_NONE || fi >= p->nfuncs) continue;
+      struct prof_func *f = &p->funcs[fi];
+      double ns = cpd_ticks_to_ns(d, (double)d->unhooked[r].ticks);
+      if (ns <= 0) ns = 1;
+      if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
+      if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED || p->ucalls_off) f->uncounted = 1;
       else f->ucalls += d->unhooked[r].calls;
     }
   }

@@ -134,6 +134,7 @@ struct prof_dump {
   double sinner_ns, souter_ns;            /* a throttled call timed as a sample */
   uint64_t period;         /* throttled calls per timed one; 0: not timed */
   uint64_t calls;          /* all calls in the dump */
+  uint32_t *ufunc;         /* the function of each UNHOOKED record, or NULL */
   const struct cpd_sample_session *sampling; /* CAPPROF_SAMPLE's session, or NULL */
   double sample_ns;        /* CPU ns one sample stands for (0: event source) */
 };
@@ -155,6 +156,9 @@ struct profile {
   uint64_t pc_samples;     /* samples with a program counter, all dumps */
   double pc_cpu;           /* their CPU time, ns */
   int has_sampled_threads; /* some thread's tree comes from sampled stacks */
+  int ucalls_off;          /* a filter keeps part of the threads or call paths:
+                           ** the process-wide calls after unhooking are not
+                           ** added (prof_flat; filter_apply sets it) */
 };
 
 /* A new empty profile, or NULL when out of memory. Not thread-safe. */

@@ -34,6 +34,13 @@ int runs_build(const struct profile *p, int raw, struct run_table *rt)
       if (s->flags & PROF_OUTER) rt->total[at] += raw ? s->t.incl_raw : s->t.incl;
     }
   }
+  /* Unhooked functions' calls counted after (the process's, per dump). */
+  for (uint32_t r = 0; !p->ucalls_off && r < rt->nruns && r < p->ndumps; r++) {
+    const struct cpd_dump *d = p->dumps[r].d;
+    for (uint32_t u = 0; p->dumps[r].ufunc && u < d->nunhooked; u++)
+      if (p->dumps[r].ufunc[u] < p->nfuncs && d->unhooked[u].calls != CPD_UNHOOKED_UNCOUNTED)
+        rt->calls[(size_t)p->dumps[r].ufunc[u] * rt->nruns + r] += (double)d->unhooked[u].calls;
+  }
   for (uint32_t f = 0; f < p->nfuncs; f++)
     for (uint32_t r = 0; r < rt->nruns; r++)
       rt->present[f] += rt->calls[(size_t)f * rt->nruns + r] > 0;

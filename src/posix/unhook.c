@@ -189,14 +189,20 @@ static uintptr_t load_fn(uint32_t kind, uint64_t key)
 static uintptr_t near_base[NEAR_REGIONS];
 static int near_failed;                /* mapping refused: not tried again */
 
-/* Whether a is in a counting stub, the runtime's own or one near the code. */
+/* Whether a is in a counting stub, the runtime's own or one near the code.
+** Also from the sampling signal's handler: plain loads of words written
+** once each. */
 static int is_stub(uintptr_t a)
 {
   if (a >= (uintptr_t)cp_count_stubs && a < (uintptr_t)cp_count_stubs_end) return 1;
-  for (uint32_t r = 0; r < NEAR_REGIONS; r++)
-    if (near_base[r] && a >= near_base[r] && a < near_base[r] + NEAR_BYTES) return 1;
+  for (uint32_t r = 0; r < NEAR_REGIONS; r++) {
+    uintptr_t b = __atomic_load_n(&near_base[r], __ATOMIC_RELAXED);
+    if (b && a >= b && a < b + NEAR_BYTES) return 1;
+  }
   return 0;
 }
+
+int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
 static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
 {
@@ -453,7 +459,8 @@ static uintptr_t near_region(uintptr_t at)
         near_failed = 1;                                /* no executable mappings */
         return 0;
       }
-      return near_base[r] = b;
+      __atomic_store_n(&near_base[r], b, __ATOMIC_RELEASE);
+      return b;
     }
   return 0;
 }
