@@ -88,7 +88,7 @@
 /* struct cp_unhook */
 #define U_ACTIVE      0
 #define UNHOOK_COUNTED 1024
-#define COUNT_STUB_SIZE 32
+#define COUNT_STUB_SIZE 48
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -560,9 +560,11 @@ cp_calib_fentry:
  * runs at the function's first instruction (fentry) or where the entry hook
  * was called (-finstrument-functions), so it may use only R11, which holds
  * no argument and no live value there (the static chain is R10), and the
- * flags. A thread with no state counts nothing; the stand-in state of a
- * thread starting or ending counts into a field nobody reads. 24 bytes,
- * padded to 32: test_unhook.c checks the layout. */
+ * flags. A thread with no state of its own (one whose only instrumented
+ * code is unhooked) counts into unhook_nostate, with a locked add; the
+ * stand-in state of a thread starting or ending counts into a field nobody
+ * reads, as its hooks record nothing. 33 bytes, padded to 48:
+ * test_unhook.c checks the layout. */
         .globl  cp_count_stubs
         .hidden cp_count_stubs
         .globl  cp_count_stubs_end
@@ -576,7 +578,9 @@ cp_count_stubs:
         test    %r11, %r11
         jz      1f
         incq    T_UCALLS + 8 * stub_k(%r11)
-1:      ret
+        ret
+1:      lock incq unhook_nostate + 8 * stub_k(%rip)
+        ret
         .p2align 4
         .set    stub_k, stub_k + 1
         .endr

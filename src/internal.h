@@ -421,10 +421,23 @@ void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
 ** stub. */
 uint64_t unhook_calls(uint32_t k) CP_HIDDEN;
 /* A thread's counts, added to the process-wide counts of ended threads and
-** cleared (runtime_thread_retire, under os_lock); those counts cleared
-** (capprof_reset, a fork child). */
+** cleared (runtime_thread_retire); counting restarted from the live
+** threads' counts as they are (capprof_reset); and from 0 in a fork child,
+** whose only thread is self. Under os_lock. */
 void unhook_fold(struct cp_thread *t) CP_HIDDEN;
-void unhook_clear_ended(void) CP_HIDDEN;
+void unhook_counts_reset(void) CP_HIDDEN;
+void unhook_counts_fork(struct cp_thread *self) CP_HIDDEN;
+#if defined(__x86_64__) && !defined(_WIN32)
+/* Calls counted by the stubs in threads with no state of their own
+** (asm/fentry_x86_64.S, a locked add). */
+extern uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
+#endif
+/* The code of counting stub k written near the program's code (48 bytes at
+** p; off: posix_tls's offset from the thread pointer; test_unhook.c). */
+void unhook_near_code(unsigned char *p, uint32_t k, int32_t off) CP_HIDDEN;
+/* Around fork (runtime.c): no patch in progress while the process forks. */
+void unhook_fork_prepare(void) CP_HIDDEN;
+void unhook_fork_parent(void) CP_HIDDEN;
 /* t's learning state: allocated on first use, cleared, freed. */
 struct cp_unhook *unhook_state(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_reset(struct cp_thread *t) CP_HIDDEN;

@@ -232,8 +232,21 @@ void runtime_thread_retire(struct cp_thread *t)
 
 /* ---- fork -------------------------------------------------------------- */
 
-void runtime_fork_prepare(void) { os_lock(); }
-void runtime_fork_parent(void)  { os_unlock(); }
+void runtime_fork_prepare(void)
+{
+  os_lock();
+#if defined(__x86_64__) && !defined(_WIN32)
+  unhook_fork_prepare();       /* src/posix/unhook.c */
+#endif
+}
+
+void runtime_fork_parent(void)
+{
+#if defined(__x86_64__) && !defined(_WIN32)
+  unhook_fork_parent();
+#endif
+  os_unlock();
+}
 
 /* In the child only the forking thread exists: drop every other tree, and
 ** start this one afresh, keeping the path of the calls still open. */
@@ -253,7 +266,7 @@ void runtime_fork_child(void)
     }
   }
   ended_reset();
-  unhook_clear_ended();
+  unhook_counts_fork(self && self != &busy_thread ? self : NULL);
   cp_g.start_ns = os_realtime_ns();
   if (self && self != &busy_thread) {
     self->tid = os_thread_id();
@@ -313,7 +326,7 @@ int capprof_reset(void)
   os_lock();
   cp_g.gate += 2;
   ended_reset();
-  unhook_clear_ended();
+  unhook_counts_reset();
   os_unlock();
   /* The caller's own tree is rebuilt at once, so that what it does next
   ** counts even if it makes no further instrumented call first. */

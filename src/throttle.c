@@ -55,7 +55,8 @@ static int unhook_mode = UNHOOK_AUTO;
 static int unhook_count = 1;            /* CAPPROF_UNHOOK_COUNT: counting stubs */
 static struct { uint64_t key, ticks; uint32_t counted; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
-/* Calls counted by the stubs in threads that ended (os_lock). */
+/* Calls counted by the stubs in threads that ended, less the counts live
+** threads had at the last capprof_reset (os_lock; modulo 2^64). */
 static uint64_t ended_calls[CP_UNHOOK_COUNTED];
 static int cap_known;                   /* cp_g.sample_cap converted */
 
@@ -290,8 +291,11 @@ uint64_t unhook_calls(uint32_t k)
     return CPD_UNHOOKED_UNCOUNTED;
   uint64_t n = ended_calls[k];
 #if defined(__x86_64__) && !defined(_WIN32)
-  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)   /* as the dump's */
-    if (t->generation == cp_g.gate >> 1) n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
+  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
+    n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
+#endif
+#ifdef CAPPROF_HAVE_FENTRY
+  n += __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
 #endif
   return n;
 }
@@ -299,10 +303,8 @@ uint64_t unhook_calls(uint32_t k)
 void unhook_fold(struct cp_thread *t)
 {
 #if defined(__x86_64__) && !defined(_WIN32)
-  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
-  int current = t->generation == cp_g.gate >> 1;     /* else counted before a reset */
-  for (uint32_t k = 0; k < n && k < CP_UNHOOK_COUNTED; k++) {
-    if (current) ended_calls[k] += t->ucalls[k];
+  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
+    ended_calls[k] += t->ucalls[k];
     t->ucalls[k] = 0;
   }
 #else
@@ -310,7 +312,38 @@ void unhook_fold(struct cp_thread *t)
 #endif
 }
 
-void unhook_clear_ended(void) { memset(ended_calls, 0, sizeof ended_calls); }
+/* capprof_reset: from now on, counting starts at each thread's counts as
+** they are (the threads go on counting from there: a thread rebuilds its
+** tree only at its next hook, and an unhooked function called meanwhile
+** must not lose those calls). Modulo 2^64: the sums come out right. */
+void unhook_counts_reset(void)
+{
+#if defined(__x86_64__) && !defined(_WIN32)
+  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
+    uint64_t base = 0;
+#ifdef CAPPROF_HAVE_FENTRY
+    base = __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
+#endif
+    for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
+      base += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
+    ended_calls[k] = 0 - base;
+  }
+#endif
+}
+
+/* A fork child: its only thread, self, starts from 0. */
+void unhook_counts_fork(struct cp_thread *self)
+{
+  memset(ended_calls, 0, sizeof ended_calls);
+#ifdef CAPPROF_HAVE_FENTRY
+  memset(unhook_nostate, 0, sizeof unhook_nostate);
+#endif
+#if defined(__x86_64__) && !defined(_WIN32)
+  if (self) memset(self->ucalls, 0, sizeof self->ucalls);
+#else
+  (void)self;
+#endif
+}
 
 void unhook_records(unhook_fn fn, void *ctx)
 {
@@ -339,9 +372,7 @@ struct cp_unhook *unhook_state(struct cp_thread *t)
 void unhook_thread_reset(struct cp_thread *t)
 {
   if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
-#if defined(__x86_64__) && !defined(_WIN32)
-  memset(t->ucalls, 0, sizeof t->ucalls);
-#endif
+
 }
 
 void unhook_thread_free(struct cp_thread *t)

@@ -51,6 +51,7 @@
 */
 #define _GNU_SOURCE                       /* dladdr */
 #include <dlfcn.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,7 +63,7 @@ void __return__(void);
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 extern const unsigned char cp_count_stubs[] CP_HIDDEN, cp_count_stubs_end[] CP_HIDDEN;
-#define COUNT_STUB_SIZE 32u            /* asm/fentry_x86_64.S */
+#define COUNT_STUB_SIZE 48u            /* asm/fentry_x86_64.S */
 
 /* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
 ** pair, or -finstrument-functions' (whose key is the function, so that its
@@ -204,6 +205,8 @@ static int is_stub(uintptr_t a)
 
 int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
+uint64_t unhook_nostate[CP_UNHOOK_COUNTED];
+
 static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
 {
   const unsigned char *p = (const unsigned char *)end;
@@ -308,22 +311,29 @@ static int has_cx16(void)
   return known == 2;
 }
 
-/* Replace the 16 bytes at the 16-byte aligned a, whatever they are, by
-** want[], in one locked store (cmpxchg16b). */
-static void store128(uintptr_t a, const unsigned char *want)
+/* Write the n bytes v at offset off of the 16-byte aligned block a, in one
+** locked store of the whole block (cmpxchg16b), its other bytes as they
+** are at that moment (read again if they changed meanwhile). */
+static void store_in_block(uintptr_t a, size_t off, const unsigned char *v, size_t n)
 {
-  uint64_t lo, hi, nlo, nhi;
-  memcpy(&nlo, want, 8);
-  memcpy(&nhi, want + 8, 8);
+  uint64_t lo, hi;
   memcpy(&lo, (const void *)a, 8);
   memcpy(&hi, (const void *)(a + 8), 8);
-  unsigned char ok;
-  do {
+  for (;;) {
+    unsigned char b[16];
+    uint64_t nlo, nhi;
+    memcpy(b, &lo, 8);
+    memcpy(b + 8, &hi, 8);
+    memcpy(b + off, v, n);
+    memcpy(&nlo, b, 8);
+    memcpy(&nhi, b + 8, 8);
+    unsigned char ok;
     __asm__ __volatile__("lock cmpxchg16b (%[p])\n\tsete %[ok]"
                          : [ok] "=q"(ok), "+a"(lo), "+d"(hi)
                          : [p] "r"(a), "b"(nlo), "c"(nhi)
                          : "memory", "cc");
-  } while (!ok);
+    if (ok) return;                    /* else lo, hi: the block as it is now */
+  }
 }
 
 /* Turn the entry hook call of len bytes at at (5: e8 rel32, 6: ff 15
@@ -349,15 +359,9 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
     ** old call (e8 rel32, eb 05), in one locked store of the load's block.
     ** The load only set the hook's argument. */
     if ((at & 15) + 7 > 16 || !has_cx16() || open_code(at, 7, 1) != 0) return -1;
-    uintptr_t a = at & ~(uintptr_t)15;
-    unsigned char b[16];
-    memcpy(b, (const void *)a, 16);
-    unsigned char *q = b + (at - a);
-    q[0] = 0xE8;
+    unsigned char q[7] = { 0xE8, 0, 0, 0, 0, 0xEB, 0x05 };
     memcpy(q + 1, &r, 4);
-    q[5] = 0xEB;
-    q[6] = 0x05;
-    store128(a, b);
+    store_in_block(at & ~(uintptr_t)15, at & 15, q, 7);
     open_code(at, 7, 0);
     return 0;
   }
@@ -367,14 +371,9 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
     /* Within one 16-byte block: the whole call in one locked 16-byte store,
     ** so that no call of the function meets the jump between the steps
     ** below and goes uncounted (another thread may be calling it). */
-    uintptr_t a = at & ~(uintptr_t)15;
-    unsigned char b[16];
-    memcpy(b, (const void *)a, 16);
-    unsigned char *q = b + (at - a);
-    q[0] = 0xE8;
+    unsigned char q[6] = { 0xE8, 0, 0, 0, 0, 0x90 };
     memcpy(q + 1, &r, 4);
-    if (len == 6) q[5] = 0x90;
-    store128(a, b);
+    store_in_block(at & ~(uintptr_t)15, at & 15, q, len);
     open_code(at, len, 0);
     return 0;
   }
@@ -404,19 +403,27 @@ static int in_reach(uintptr_t at, uintptr_t to)
 ** and never changed again, so no thread can run a stub while its page is
 ** not executable). Each: `mov %fs:OFF, %r11` (OFF: posix_tls's offset from
 ** the thread pointer, the same in every thread: initial-exec TLS), `test
-** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); 1: ret`. Under patch_lock. */
+** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); ret; 1: movabs
+** $unhook_nostate+8k, %r11; lock incq (%r11); ret`. Under patch_lock. */
 
-static void near_code(unsigned char *p, uint32_t k, int32_t off)
+void unhook_near_code(unsigned char *p, uint32_t k, int32_t off)
 {
   uint32_t disp = (uint32_t)(offsetof(struct cp_thread, ucalls) + 8u * k);
-  static const unsigned char head[5] = { 0x64, 0x4C, 0x8B, 0x1C, 0x25 };
-  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x07, 0x49, 0xFF, 0x83 };
+  uint64_t nostate = (uint64_t)(uintptr_t)&unhook_nostate[k];
+  static const unsigned char head[5] = { 0x64, 0x4C, 0x8B, 0x1C, 0x25 };   /* mov %fs:off, %r11 */
+  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x08,      /* test; jz +8 */
+                                        0x49, 0xFF, 0x83 };                /* incq disp(%r11) */
+  static const unsigned char lock_inc[5] = { 0xF0, 0x49, 0xFF, 0x03, 0xC3 }; /* lock incq (%r11); ret */
   memset(p, 0xCC, COUNT_STUB_SIZE);                     /* int3 */
   memcpy(p, head, 5);
   memcpy(p + 5, &off, 4);
   memcpy(p + 9, mid, 8);
   memcpy(p + 17, &disp, 4);
-  p[21] = 0xC3;
+  p[21] = 0xC3;                                         /* ret */
+  p[22] = 0x49;                                         /* movabs $nostate, %r11 */
+  p[23] = 0xBB;
+  memcpy(p + 24, &nostate, 8);
+  memcpy(p + 32, lock_inc, 5);
 }
 
 static uintptr_t near_region(uintptr_t at)
@@ -453,7 +460,7 @@ static uintptr_t near_region(uintptr_t at)
         continue;
       }
       for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++)
-        near_code((unsigned char *)m + (size_t)k * COUNT_STUB_SIZE, k, (int32_t)off);
+        unhook_near_code((unsigned char *)m + (size_t)k * COUNT_STUB_SIZE, k, (int32_t)off);
       if (mprotect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
         munmap(m, NEAR_BYTES);
         near_failed = 1;                                /* no executable mappings */
@@ -795,11 +802,36 @@ CP_PROBE_CODE void unhook_entry_site(struct cp_thread *t, uint32_t node, uintptr
   if (l) l->entry = site;
 }
 
+/* Before fork: the patch lock, so that the child inherits no patch half
+** made (a stub's call written but not logged, which the child's next patch
+** would give to a second function). A patch takes microseconds and waits
+** for nothing; the wait is bounded all the same. */
+static int fork_held;
+
+void unhook_fork_prepare(void)
+{
+  for (int i = 0; i < 100000; i++) {
+    if (!__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) {
+      fork_held = 1;
+      return;
+    }
+    sched_yield();
+  }
+}
+
+void unhook_fork_parent(void)
+{
+  if (!fork_held) return;
+  fork_held = 0;
+  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+}
+
 /* In a fork child: no patch is in progress (the thread that held the lock
 ** is not there); a page it had made writable is made read and execute again. */
 void unhook_fork_child(void)
 {
   if (open_len) mprotect((void *)open_first, open_len, PROT_READ | PROT_EXEC);
   open_len = 0;
+  fork_held = 0;
   patch_lock = 0;
 }

@@ -205,6 +205,12 @@ unhook_edges)       # unhooking's edge cases, each once crashed the host
     $("$capprof" ldflags --static) -lpthread -o uthreads
   CAPPROF_OUTPUT="$work/uthreads.capprof" CAPPROF_SAMPLE=time:100us ./uthreads > uthreads.txt
   check unhook_threads uthreads.capprof uthreads.txt
+  # ... across capprof_reset (a thread inside one call across it counts its
+  # calls after only) and in a thread with no state of its own
+  gcc -O2 -g -fno-optimize-sibling-calls $("$capprof" cflags gcc) -I"$here/../../include" \
+    "$here/unhook_reset.c" $("$capprof" ldflags --static) -lpthread -o ureset
+  CAPPROF_OUTPUT="$work/ureset.capprof" CAPPROF_SAMPLE=time:100us ./ureset > ureset.txt
+  check unhook_threads ureset.capprof ureset.txt
   echo "ok: unhook_edges"
   ;;
 threads8)

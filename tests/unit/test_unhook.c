@@ -14,11 +14,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/mman.h>
 
 #include "internal.h"
+#include "posix/posix.h"
 
 extern const unsigned char cp_count_stubs[], cp_count_stubs_end[];
-#define STUB_SIZE 32u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
+#define STUB_SIZE 48u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -149,6 +151,7 @@ static void test_count_stubs_layout(void **state)
     const unsigned char *p = cp_count_stubs + STUB_SIZE * k;
     assert_memory_equal(p, cp_count_stubs, 16);             /* to the incq */
     assert_int_equal(p[23], 0xC3);                          /* ret */
+    assert_int_equal(p[24], 0xF0);                          /* lock incq: no state */
   }
 }
 
@@ -187,9 +190,15 @@ static void test_stub_call_is_patched(void **state)
 /* Stub k adds one to this thread's ucalls[k], and changes no register but
 ** r11: every other general register keeps a marker across the call. No
 ** state counts nothing. */
+static void call_at(uintptr_t to, uint64_t *regs);
+
 static void call_stub(uint32_t k, uint64_t *regs)
 {
-  uintptr_t to = (uintptr_t)cp_count_stubs + STUB_SIZE * k;
+  call_at((uintptr_t)cp_count_stubs + STUB_SIZE * k, regs);
+}
+
+static void call_at(uintptr_t to, uint64_t *regs)
+{
   uint64_t a = 0xA1, c = 0xC1, d = 0xD1, si = 0x51, di = 0xD7;
   register uint64_t r8 __asm__("r8") = 8, r9 __asm__("r9") = 9, r10 __asm__("r10") = 10;
   __asm__ __volatile__("sub $128, %%rsp\n\tcall *%[to]\n\tadd $128, %%rsp"
@@ -208,7 +217,9 @@ static void test_stub_counts(void **state)
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
   struct cp_thread *saved = os_get_thread();
   os_set_thread(NULL);
-  call_stub(5, regs);                              /* no state: nothing, no fault */
+  uint64_t nostate = unhook_nostate[5];
+  call_stub(5, regs);                              /* no state: the process's count */
+  assert_int_equal(unhook_nostate[5] - nostate, 1);
   os_set_thread(&t);
   call_stub(5, regs);
   call_stub(5, regs);
@@ -222,6 +233,33 @@ static void test_stub_counts(void **state)
   assert_int_equal(t.ucalls[4] + t.ucalls[6], 0);
 }
 
+/* The same code written near a program's code (libcapprof.so's case). */
+static void test_near_stub(void **state)
+{
+  (void)state;
+  static struct cp_thread t;
+  uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
+  unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  unhook_near_code(m, 7, (int32_t)((intptr_t)&posix_tls - (intptr_t)tp));
+  assert_int_equal(mprotect(m, 4096, PROT_READ | PROT_EXEC), 0);
+  struct cp_thread *saved = os_get_thread();
+  os_set_thread(NULL);
+  uint64_t nostate = unhook_nostate[7];
+  call_at((uintptr_t)m, regs);
+  assert_int_equal(unhook_nostate[7] - nostate, 1);
+  os_set_thread(&t);
+  call_at((uintptr_t)m, regs);
+  call_at((uintptr_t)m, regs);
+  os_set_thread(saved);
+  assert_memory_equal(regs, want, sizeof want);
+  assert_int_equal(t.ucalls[7], 2);
+  assert_int_equal(t.ucalls[6] + t.ucalls[8], 0);
+  munmap(m, 4096);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -231,6 +269,7 @@ int main(void)
     cmocka_unit_test(test_count_stubs_layout),
     cmocka_unit_test(test_stub_call_is_patched),
     cmocka_unit_test(test_stub_counts),
+    cmocka_unit_test(test_near_stub),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
