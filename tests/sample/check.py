@@ -239,6 +239,30 @@ def main():
         if r["self_samples"] > o["self_samples"]:
             fail("rec's samples (%d) above outer's (%d): frames of rec left on the stack"
                  % (r["self_samples"], o["self_samples"]))
+    elif check == "unhook_filters":
+        # DUMP OUT: filters renumber the nodes; an unhooked function's calls
+        # after unhooking (the whole process's) stay its own with --hide,
+        # and are left out, and said so, with --thread
+        words = open(dumps[1]).read().split()
+        mids = int(words[words.index("mid") + 2])
+        out = subprocess.run([capprof, "export", "--format=json", "--hide=outer", dumps[0]],
+                             check=True, capture_output=True, text=True).stdout
+        hid = json.loads(out)
+        m, l = func(hid, "mid"), func(hid, "leaf")
+        print("--hide=outer: mid %d leaf %d (program: %d mid calls)" % (m["calls"], l["calls"], mids))
+        if m.get("unhooked_counted") and (m["calls"] != mids or l["calls"] != 2 * mids):
+            fail("--hide=outer: mid %d, leaf %d calls, the program made %d and %d"
+                 % (m["calls"], l["calls"], mids, 2 * mids))
+        tid = str(doc["threads"][0]["tid"])
+        rep = subprocess.run([capprof, "report", "--thread=" + tid, dumps[0]], check=True,
+                             capture_output=True, text=True).stdout
+        if "counted\n    for the whole process only" not in rep:
+            fail("--thread: the calls after unhooking not said to be the process's:\n" + rep)
+        m = func(json.loads(subprocess.run([capprof, "export", "--format=json", "--thread=" + tid,
+                                            dumps[0]], check=True, capture_output=True,
+                                           text=True).stdout), "mid")
+        if m["calls"] >= mids:
+            fail("--thread: mid has %d calls, the process's after unhooking added" % m["calls"])
     elif check == "unhook_threads":
         # DUMP OUT: tiny unhooked, its calls in all threads counted exactly
         words = open(dumps[1]).read().split()

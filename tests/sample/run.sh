@@ -131,6 +131,7 @@ unhook)             # the hooks of frequent short functions patched out (GCC fen
   check unhook on.capprof on.txt on.report
   "$capprof" tree on.capprof | grep -q '\[unhooked\]'
   "$capprof" info on.capprof | grep -q '^unhooked: .* functions, their hook calls patched out'
+  check unhook_filters on.capprof on.txt
   "$capprof" merge -o merged.capprof on.capprof
   "$capprof" report merged.capprof > merged.report
   check unhook merged.capprof on.txt merged.report

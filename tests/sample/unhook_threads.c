@@ -1,11 +1,11 @@
 /*
 ** unhook_threads.c -- an unhooked function's calls counted exactly in
-** several threads (unhook.c's counting stubs, src/posix/ucount.c): tiny() is
-** called by two threads that end before the dump (their counts are added to
-** the process's when they end), by two that are still alive, blocked, when
-** the program exits and the dump is written (their counts are read from
-** them), and by main. It is unhooked while the threads call it. Prints how
-** many calls of tiny the program made.
+** several threads (unhook.c's counting stubs, counting in each thread's
+** state): tiny() is called by two threads that end before the dump (their
+** counts are added to the process's when they end), by two that are still
+** alive, blocked, when the program exits and the dump is written (their
+** counts are read from them), and by main. It is unhooked while the threads
+** call it. Prints how many calls of tiny the program made.
 **   unhook_threads [CALLS]    (CALLS per unit; default 2,000,000)
 */
 #include <pthread.h>
