@@ -163,6 +163,8 @@ static void test_charge_top_node(void **state)
   sample_hit(&proc, st, t, &r);
   assert_int_equal(st->node_samples[inner], 0);
   assert_int_equal(st->node_samples[CP_NODE_ROOT], 1);
+  /* as a retiring thread's: the exit's dump must not read the freed tree */
+  sample_tree_retired(t, NULL);
   calltree_free(t);
 }
 
