@@ -172,8 +172,8 @@ int cmd_diff(int argc, char **argv)
     struct row *r = &rows[i];
     const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
                             *y = r->new ? &r->new->t : &none;
-    r->d_calls = (double)(r->new ? r->new->calls + r->new->ucalls : 0) -
-                 (double)(r->base ? r->base->calls + r->base->ucalls : 0);
+    r->d_calls = (double)(r->new ? prof_all_calls(r->new) : 0) -
+                 (double)(r->base ? prof_all_calls(r->base) : 0);
     r->d_incl = raw ? y->incl_raw - x->incl_raw : y->incl - x->incl;
     r->d_excl = raw ? y->excl_raw - x->excl_raw : y->excl - x->excl;
     r->d_cpu = (r->new ? r->new->pc.cpu_self : 0) - (r->base ? r->base->pc.cpu_self : 0);
@@ -197,8 +197,7 @@ int cmd_diff(int argc, char **argv)
     const struct row *r = &rows[i];
     const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
                             *y = r->new ? &r->new->t : &none;
-    uint64_t cb = r->base ? r->base->calls + r->base->ucalls : 0,
-             ca = r->new ? r->new->calls + r->new->ucalls : 0;
+    uint64_t cb = r->base ? prof_all_calls(r->base) : 0, ca = r->new ? prof_all_calls(r->new) : 0;
     int used = printf("%14s %14s %8s %10s %8s %10s %8s  ", fmt_count(cb, s1, sizeof s1),
            fmt_count(ca, s2, sizeof s2), change((double)cb, (double)ca, s3, sizeof s3),
            signed_ns(r->d_excl, s4, sizeof s4),

@@ -75,11 +75,11 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
              f->name, fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
     else if (f->uncounted)
       printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
-             f->name, fmt_count(f->calls + f->ucalls, b, sizeof b),
+             f->name, fmt_count(prof_all_calls(f), b, sizeof b),
              fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
     else
       printf("  %s: %s calls, %s of them after it was unhooked %s after start\n", f->name,
-             fmt_count(f->calls + f->ucalls, b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
+             fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
              fmt_ns(f->unhooked_ns, c, sizeof c));
   }
 }
@@ -499,9 +499,9 @@ int cmd_report(int argc, char **argv)
   for (uint32_t i = 0; i < p->nthreads; i++)
     total += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    if (p->funcs[f].calls + p->funcs[f].ucalls == 0) continue;   /* placeholders, filtered out */
+    if (prof_all_calls(&p->funcs[f]) == 0) continue;   /* placeholders, filtered out */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
-    calls = cpd_sat_add(calls, cpd_sat_add(p->funcs[f].calls, p->funcs[f].ucalls));
+    calls = cpd_sat_add(calls, prof_all_calls(&p->funcs[f]));
     order[n++] = f;
   }
   sort_prof = p;
@@ -562,7 +562,7 @@ int cmd_report(int argc, char **argv)
                           prof_fmt_ns_basis(f->t.excl, f->t.excl_raw, prof_excl_basis(&f->t), raw,
                                             &marks, b, sizeof b),
                           prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
-                          fmt_count(f->calls + f->ucalls, e, sizeof e),
+                          fmt_count(prof_all_calls(f), e, sizeof e),
                           prof_fmt_ns_basis(prof_per_call(f->t.excl, f->timed),
                                             prof_per_call(f->t.excl_raw, f->timed),
                                             prof_per_call(prof_excl_basis(&f->t), f->timed), raw,

@@ -31,7 +31,7 @@ TIME_GETTER(excl_raw)
 TIME_GETTER(incl_raw)
 TIME_GETTER(min_raw)
 TIME_GETTER(max_raw)
-static double get_calls(const struct prof_func *f) { return (double)(f->calls + f->ucalls); }
+static double get_calls(const struct prof_func *f) { return (double)prof_all_calls(f); }
 static double get_self_unreliable(const struct prof_func *f)
 {
   return prof_unreliable(f->t.excl, prof_excl_basis(&f->t));
@@ -149,7 +149,7 @@ static int write_csv(FILE *f, const struct profile *p)
     return 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (p->funcs[i].calls || p->funcs[i].ucalls || (runs && rt.present[i]) ||
+    if (prof_all_calls(&p->funcs[i]) || (runs && rt.present[i]) ||
         (!p->funcs[i].synthetic && (p->funcs[i].s.incl || p->funcs[i].pc.incl)))
       order[n++] = i;
   sort_prof = p;

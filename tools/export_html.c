@@ -392,7 +392,7 @@ static const struct col runs_cols[] = {
 ** placeholders, e.g. left by filters), and not the root. */
 static int report_row(const struct prof_func *fn)
 {
-  return (fn->calls || fn->ucalls) && !(fn->synthetic && !strcmp(fn->name, "[root]"));
+  return prof_all_calls(fn) && !(fn->synthetic && !strcmp(fn->name, "[root]"));
 }
 
 /* The flat profile as 'report' prints it for one run (or --sum). */
@@ -430,7 +430,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 0: jdec(f, total > 0 ? 100.0 * fn->t.excl / total : 0); break;
       case 1: jdec(f, fn->t.excl); break;
       case 2: jdec(f, fn->t.incl); break;
-      case 3: jint(f, (double)(fn->calls + fn->ucalls)); break;
+      case 3: jint(f, (double)prof_all_calls(fn)); break;
       case 4: jdec(f, prof_per_call(fn->t.excl, fn->timed)); break;     /* timed calls: */
       case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
       case 6: jdec(f, fn->t.min); break;
@@ -840,7 +840,7 @@ static int write_html(FILE *f, const struct profile *p)
     nodes += p->threads[i].nnodes - 1;
   }
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (report_row(&p->funcs[i])) calls += p->funcs[i].calls + p->funcs[i].ucalls;
+    if (report_row(&p->funcs[i])) calls += prof_all_calls(&p->funcs[i]);
   if (have_merged) nodes += merged.nnodes - 1;
 
   page_start(f);

@@ -154,7 +154,7 @@ static int write_json(FILE *f, const struct profile *p)
     if (fn->file) json_string(f, fn->file);
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
-    times(f, fn->calls + fn->ucalls, fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
+    times(f, prof_all_calls(fn), fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
     if (fn->unhooked_ns > 0) {
       char buf[32];
       fmt_u64(fn->ucalls, buf, sizeof buf);

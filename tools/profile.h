@@ -80,6 +80,13 @@ struct prof_func {
                            ** stack (incl); summed as dumps are added */
 };
 
+/* Every call of a function: those its nodes counted and, when it was
+** unhooked, those its counting stub counted after. */
+static inline uint64_t prof_all_calls(const struct prof_func *f)
+{
+  return f->calls + f->ucalls;
+}
+
 /* Per-call means, 0 without calls: self per call (excl / calls) and
 ** inclusive per call (of a function: incl_all / calls; of a node: incl /
 ** calls). The same two figures in every command and export. */

@@ -18,8 +18,8 @@
 ** written near the program's code when the runtime is a shared library:
 ** the k-th function unhooked calls the k-th stub, which adds one to the
 ** thread's ucalls[k]), or, when no stub is free or in reach, a 2-byte short
-** jump to the end of that call; each `call __return__` it was seen to return through becomes
-** such a jump.
+** jump to the end of that call; each `call __return__` it was seen to
+** return through becomes such a jump.
 **
 ** Which return sites: __return__ has no key, so a function's own cannot be
 ** told from the code alone. After the throttling decision (made in one of
@@ -43,9 +43,9 @@
 ** What it costs the profile: an unhooked function's calls are no longer
 ** timed, and counted per function only (by its stub, when it has one); its
 ** nodes keep what they had, and the dump lists it with the time it was
-** unhooked and the calls its stub counted (section UNHOOKED). Its time goes to its caller's self,
-** and samples in its code are charged back to it by program counter when it
-** is a callee of the node on top (tools/profile.c). It stays unhooked in a
+** unhooked and the calls its stub counted (section UNHOOKED). Its time goes
+** to its caller's self, and samples in its code are charged back to it by
+** program counter when it is a callee of the node on top (tools/profile.c). It stays unhooked in a
 ** fork child and after capprof_reset. If mprotect fails (a policy against
 ** writable code), nothing is patched from then on.
 */
@@ -178,12 +178,6 @@ static uintptr_t load_fn(uint32_t kind, uint64_t key)
   return kind == CP_PROBE_CYG ? (uintptr_t)(key & ~CP_KEY_THROTTLED) : 0;
 }
 
-/* The patch for the hook call ending at end: where to write the 2-byte jump
-** and its value. 0: patched already (a jump there to end). -1: not a call of
-** hook that we know. fn: the function's address for -finstrument-functions
-** hooks (a call at a block's last byte may be jumped over from the load of
-** fn before it), else 0. A call at a block's last byte, with no such load,
-** is returned with *at not patchable. */
 /* Regions of counting stubs written near the program's code (near_region). */
 #define NEAR_REGIONS 8u
 #define NEAR_BYTES ((size_t)CP_UNHOOK_COUNTED * COUNT_STUB_SIZE)
@@ -207,6 +201,13 @@ int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
 uint64_t unhook_nostate[CP_UNHOOK_COUNTED];
 
+/* The patch for the hook call ending at end: where to write the 2-byte jump
+** and its value. 0: patched already (a jump there to end, or a counting
+** stub's call). -1: not a call of
+** hook that we know. fn: the function's address for -finstrument-functions
+** hooks (a call at a block's last byte may be jumped over from the load of
+** fn before it), else 0. A call at a block's last byte, with no such load,
+** is returned with *at not patchable. */
 static int hook_call(uintptr_t end, uintptr_t hook, uintptr_t fn, uintptr_t *at, uint16_t *jmp)
 {
   const unsigned char *p = (const unsigned char *)end;
@@ -405,7 +406,6 @@ static int in_reach(uintptr_t at, uintptr_t to)
 ** the thread pointer, the same in every thread: initial-exec TLS), `test
 ** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); ret; 1: movabs
 ** $unhook_nostate+8k, %r11; lock incq (%r11); ret`. Under patch_lock. */
-
 void unhook_near_code(unsigned char *p, uint32_t k, int32_t off)
 {
   uint32_t disp = (uint32_t)(offsetof(struct cp_thread, ucalls) + 8u * k);
