@@ -438,6 +438,8 @@ __return__:
         inc     %rax
         cmp     cp_g+G_THROTTLE_CALLS(%rip), %rax
         je      8f                              /* throttling's decision: the workers */
+        test    $0x1FFFF, %eax                  /* decided again every 2^17 calls */
+        jz      8f                              /* (CP_THROTTLE_AGAIN_MASK) */
         mov     cp_g+G_USE_TSC(%rip), %eax
         cmp     $CLOCK_OS, %eax
         je      8f

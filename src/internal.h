@@ -354,10 +354,23 @@ CP_INLINE void cp_leave_busy(struct cp_thread *t, uint32_t saved) { t->gate = sa
 
 /* Read CAPPROF_THROTTLE into cp_g (runtime_init). */
 void throttle_init(void) CP_HIDDEN;
-/* Node i of t just completed its cp_g.throttle_calls-th call: throttle it if
-** its calls were short. Owner thread, from exit hooks (never the Windows
-** keyless _pexit, which could not pair a throttled call's exit). */
+/* Node i of t just completed its cp_g.throttle_calls-th call, or a later
+** multiple of CP_THROTTLE_AGAIN: throttle it if its calls were short. Owner
+** thread, from exit hooks (never the Windows keyless _pexit, which could not
+** pair a throttled call's exit). */
 void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
+/* A node that was not throttled at its N-th call (its first calls were
+** long: an interpreter's call path that began with a script's compilation;
+** or that call's exit took a slow path) is looked at again every 2^17 calls
+** after. The exit hooks test the low bits as well as the equality (the
+** assembly too: asm/fentry_x86_64.S). */
+#define CP_THROTTLE_AGAIN_MASK UINT64_C(0x1FFFF)
+static inline int cp_throttle_due(uint64_t calls)
+{
+  return calls == cp_g.throttle_calls ||
+         (CP_UNLIKELY((calls & CP_THROTTLE_AGAIN_MASK) == 0) && cp_g.throttle_calls &&
+          calls > cp_g.throttle_calls);
+}
 /* Throttle node i of t now (-1: no room for its record); whether n's calls
 ** averaged under the threshold (its longest call left out; 0 while the
 ** threshold is not known yet). */
@@ -1049,7 +1062,7 @@ CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)
     return 0;
   calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
-  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) {
+  if (CP_UNLIKELY(cp_throttle_due(n->calls))) {
     calltree_throttle_due(t, f->node);
     return 2;                                /* the popped frame's node: decided */
   }

@@ -14,9 +14,11 @@
 ** its calls averaged less than T of raw inclusive time (the longest call
 ** left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
+** A node not throttled then is decided again every 2^17 calls
+** (CP_THROTTLE_AGAIN_MASK): its first calls may have been its long ones.
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
-** CAPPROF_THROTTLE=off turns throttling off. Decided once per node, on the
-** exit hook's slow side; the hot path pays one compare.
+** CAPPROF_THROTTLE=off turns throttling off. Decided on the exit hook's slow
+** side; the hot path pays a compare and a test.
 */
 #include <stdlib.h>
 #include <string.h>

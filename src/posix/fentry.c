@@ -126,7 +126,7 @@ CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
     return CODE_FULL;
   calltree_charge(n, now - t->debt - f->tstart);
   t->top = f - 1;
-  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls))
+  if (CP_UNLIKELY(cp_throttle_due(n->calls)))
     return CODE_THROTTLE + f->node;
   return CODE_DONE;
 }
@@ -160,7 +160,7 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
   struct cp_node *n = &t->nodes[f->node];
   calltree_charge_frame(t, f, now);
   t->top = f - 1;
-  if (CP_UNLIKELY(n->calls == cp_g.throttle_calls)) {
+  if (CP_UNLIKELY(cp_throttle_due(n->calls))) {
     calltree_throttle_due(t, f->node);
     unhook_consider(t, f->node, site, CP_PROBE_FENTRY);
   }
@@ -196,6 +196,7 @@ _Static_assert(offsetof(struct cp_frame, tstart) == 16, "F_TSTART");
 _Static_assert(offsetof(struct cp_global, gate) == 0, "G_GATE");
 _Static_assert(offsetof(struct cp_global, use_tsc) == 4, "G_USE_TSC");
 _Static_assert(offsetof(struct cp_global, throttle_calls) == 24, "G_THROTTLE_CALLS");
+_Static_assert(CP_THROTTLE_AGAIN_MASK == 0x1FFFF, "the exit's test $0x1FFFF");
 _Static_assert(offsetof(struct cp_global, throttle_period) == 32, "G_THROTTLE_PERIOD");
 _Static_assert(offsetof(struct cp_global, sample_cap) == 176, "G_SAMPLE_CAP");
 _Static_assert(CP_CLOCK_OS == 0 && CP_CLOCK_TSC_FAST == 2 && CP_CLOCK_TSC_ORDERED == 3, "clocks");

@@ -18,6 +18,7 @@
 **   throttled a;b      that node was throttled (flag and THROTTLE record)
 **   unthrottled a;b    that node was not throttled
 **   timed a;b N        that node's times cover N of its calls
+**   throttled-at a;b N  that node was throttled when it had made N calls
 **   zone-issue Z K N   the selected thread counted N mismatches of kind K
 **                      (no-begin, out-of-order, left-open, open-at-exit,
 **                      open-at-dump) for zone Z ("-": an END() with no name)
@@ -153,7 +154,8 @@ int main(int argc, char **argv)
     } else if (!t) {
       fail(ln, "no thread");
       break;
-    } else if (!strcmp(op, "throttled") || !strcmp(op, "unthrottled") || !strcmp(op, "timed")) {
+    } else if (!strcmp(op, "throttled") || !strcmp(op, "unthrottled") || !strcmp(op, "timed") ||
+               !strcmp(op, "throttled-at")) {
       char copy[400];
       strcpy(copy, arg);
       long i = find_path(t, copy);
@@ -161,6 +163,9 @@ int main(int argc, char **argv)
       if (i < 0) fail(ln, "no node at %s", arg);
       else if (!strcmp(op, "timed") && cpd_timed_calls(d, th, (uint32_t)i) != n)
         fail(ln, "%s: %" PRIu64 " timed calls, expected %llu", arg, cpd_timed_calls(d, th, (uint32_t)i), n);
+      else if (!strcmp(op, "throttled-at") && cpd_throttled_at(d, th, (uint32_t)i) != n)
+        fail(ln, "%s: throttled at its call %" PRIu64 ", expected %llu", arg,
+             cpd_throttled_at(d, th, (uint32_t)i), n);
       else if (!strcmp(op, "throttled") && !(t->nodes[i].flags & CPD_NODE_THROTTLED))
         fail(ln, "%s is not flagged throttled", arg);
       else if (!strcmp(op, "unthrottled") && (t->nodes[i].flags & CPD_NODE_THROTTLED))
