@@ -354,18 +354,18 @@ CP_INLINE void cp_leave_busy(struct cp_thread *t, uint32_t saved) { t->gate = sa
 
 /* Read CAPPROF_THROTTLE into cp_g (runtime_init). */
 void throttle_init(void) CP_HIDDEN;
-/* Node i of t just completed its cp_g.throttle_calls-th call, or a later
-** multiple of CP_THROTTLE_AGAIN: throttle it if its calls were short. Owner
+/* Node i of t just completed its cp_g.throttle_calls-th call, or a multiple
+** of 2^17 calls above it: throttle it if its calls were short. Owner
 ** thread, from exit hooks (never the Windows keyless _pexit, which could not
 ** pair a throttled call's exit). */
 void calltree_throttle_due(struct cp_thread *t, uint32_t i) CP_HIDDEN;
 /* A node that was not throttled at its N-th call (its first calls were
 ** long: an interpreter's call path that began with a script's compilation;
-** or that call's exit took a slow path) is looked at again every 2^17 calls
-** after. The exit hooks test the low bits as well as the equality (the
-** assembly too: asm/fentry_x86_64.S). */
+** or that call's exit took a slow path) is looked at again at every
+** multiple of 2^17 calls above N. The exit hooks test the low bits as well
+** as the equality (the assembly too: asm/fentry_x86_64.S). */
 #define CP_THROTTLE_AGAIN_MASK UINT64_C(0x1FFFF)
-static inline int cp_throttle_due(uint64_t calls)
+CP_INLINE int cp_throttle_due(uint64_t calls)
 {
   return calls == cp_g.throttle_calls ||
          (CP_UNLIKELY((calls & CP_THROTTLE_AGAIN_MASK) == 0) && cp_g.throttle_calls &&
@@ -1031,7 +1031,8 @@ CP_INLINE uint32_t intercept_read_mode(void)
 ** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
 ** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
 ** read, 4 loads, 5 stores, 4 predictable branches (min, max, throttling's
-** decision call: one compare with a value in the line of cp_g.gate).
+** decision calls: a compare with a value in the line of cp_g.gate and a
+** test of the count's low bits).
 ** 2: done, and the popped frame's node (t->top + 1) just made its
 ** throttling decision call. */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)

@@ -14,8 +14,9 @@
 ** its calls averaged less than T of raw inclusive time (the longest call
 ** left out)
 ** (default 1 us; "auto": twice the probe's own calibrated cost per call).
-** A node not throttled then is decided again every 2^17 calls
-** (CP_THROTTLE_AGAIN_MASK): its first calls may have been its long ones.
+** A node not throttled then is decided again at every multiple of 2^17
+** calls above N (CP_THROTTLE_AGAIN_MASK): its first calls may have been its
+** long ones.
 ** CAPPROF_THROTTLE=N:T[:P] sets them (T in ns or us, or "auto"),
 ** CAPPROF_THROTTLE=off turns throttling off. Decided on the exit hook's slow
 ** side; the hot path pays a compare and a test.
@@ -177,8 +178,9 @@ CP_PROBE_CODE static struct throttle_rec *next_record(struct cp_thread *t)
   return &log->recs[log->count];
 }
 
-/* Cost: once per node that reaches N calls: a division, maybe a clock
-** conversion (one OS clock read) and, when throttled, one record. */
+/* Cost: at a node's N-th call and at each multiple of 2^17 above while it
+** is not throttled: a division, maybe a clock conversion (one OS clock
+** read) and, when throttled, one record. */
 CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
 {
   struct cp_node *n = &t->nodes[i];
@@ -263,7 +265,8 @@ void throttle_thread_free(struct cp_thread *t)
 ** the callee's rare long calls make swing (sqlite3 on the fidelity bench:
 ** 0.24 instead of 0.16-0.17). So once sampling has started, or failed to,
 ** the threshold goes back up if there is no unhooking after all: raised,
-** a node over it decides later; lowered, it would never decide. */
+** a node over it decides later; lowered, a node past it would only decide
+** at its next multiple of 2^17 calls. */
 void throttle_settle(void)
 {
   if (!calls_set && !unhook_wanted() && cp_g.throttle_calls) cp_g.throttle_calls = DEFAULT_CALLS;

@@ -19,5 +19,5 @@ cmake -S "$src" -B "$san" -DCAPPROF_SANITIZE=ON -DCAPPROF_BUILD_BENCH=OFF \
 nice cmake --build "$san" -j2 >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 nice ctest --test-dir "$san" -j2 --output-on-failure \
-  -R '^(unit\.|e2e\..*\.gcc\.(static|shared)|tool_profile|tool_symbols|tool_golden|zones\.runs|harden\.dump_files)' \
+  -R '^(unit\.|e2e\..*\.gcc\.(static|shared)|e2e\.throttle|tool_profile|tool_symbols|tool_golden|zones\.runs|harden\.dump_files)' \
   -E 'fullstatic|sanitize|e2e\.(longjmp|zones_nested)\.'

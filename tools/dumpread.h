@@ -170,7 +170,8 @@ struct cpd_dump {
   char **strings;
   uint32_t nzone_issues;            /* records; a (thread, zone) may repeat */
   struct cpd_zone_issue *zone_issues;
-  uint64_t throttle_calls;          /* THROTTLE: a node's calls at the decision; 0 off */
+  uint64_t throttle_calls;          /* THROTTLE: a node's calls at its first decision
+                                       (later ones at multiples of 2^17 above); 0 off */
   uint64_t throttle_ns;             /* ns per call under which it was throttled */
   uint32_t hooks;                   /* CPD_HOOKS_* that fired; 0: unknown */
   uint32_t nthrottled;              /* records, at most one per node */

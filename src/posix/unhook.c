@@ -703,6 +703,10 @@ CP_PROBE_CODE void unhook_consider(struct cp_thread *t, uint32_t i, uintptr_t si
   if (refused || !unhook_wanted() || i < CP_FIRST_NODE || i >= t->nnodes) return;
   struct cp_node *n = &t->nodes[i];
   if (CPD_KEY_IS_SPECIAL(n->key)) return;
+  /* The cheap test first: this runs at each later decision of a node that
+  ** stays unthrottled too (every 2^17 calls), and the checks below look up
+  ** the code's module and scan the tree. */
+  if (!(n->key & CP_KEY_THROTTLED) && !throttle_short(n)) return;
   uint32_t saved = cp_enter_busy(t);          /* a signal's hooks do nothing */
   os_errsave e = os_save_errors();
   uintptr_t at;

@@ -12,8 +12,8 @@ NOINLINE int tiny(int x) { SINK(x); return ++tiny_calls > 150000 && tiny_calls %
 NOINLINE int rare(int x) { SINK(x); return x - 1; }
 NOINLINE int hot_caller(int n)
 {
-  int s = 0;
-  for (int i = 0; i < n; i++) s += tiny(i);
+  unsigned s = 0;
+  for (int i = 0; i < n; i++) s += (unsigned)tiny(i);
   return s + rare(n);
 }
 
@@ -21,9 +21,9 @@ int main(void)
 {
   MAP(main); MAP(tiny); MAP(rare); MAP(below); MAP(hot_caller); MAP_DONE();
   capprof_set_thread_name("main");
-  int s = 0;
-  for (int k = 0; k < 3; k++) s += hot_caller(100000);
-  for (int k = 0; k < 10; k++) s += below(k);
-  printf("%d\n", s);
+  unsigned s = 0;
+  for (int k = 0; k < 3; k++) s += (unsigned)hot_caller(100000);
+  for (int k = 0; k < 10; k++) s += (unsigned)below(k);
+  printf("%u\n", s);
   return 0;
 }

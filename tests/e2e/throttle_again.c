@@ -27,9 +27,9 @@ int main(void)
 {
   MAP(main); MAP(early); MAP(tiny); MAP(wrap); MAP(slow); MAP_DONE();
   capprof_set_thread_name("main");
-  int s = 0;
-  for (int i = 0; i < 300000; i++) s += early(i) + wrap(i);
-  for (int i = 0; i < 200; i++) s += slow(i);
-  printf("%d\n", s);
+  unsigned s = 0;
+  for (int i = 0; i < 300000; i++) s += (unsigned)(early(i) + wrap(i));
+  for (int i = 0; i < 200; i++) s += (unsigned)slow(i);
+  printf("%u\n", s);
   return 0;
 }

@@ -14,21 +14,21 @@ NOINLINE int acc_b(int x) { SINK(x); return x ^ 5; }
 NOINLINE int middle(int x) { SINK(x); return x % 1000 == 0 ? below(x) : x; }
 NOINLINE int mixer(int n)
 {
-  int s = 0;
+  unsigned s = 0;                       /* wraps, as signed int would not */
   for (int i = 0; i < n; i++) {
-    s += acc_a(i);
-    s += middle(i);
-    s += acc_b(s);
+    s += (unsigned)acc_a(i);
+    s += (unsigned)middle(i);
+    s += (unsigned)acc_b((int)(s & 0xFFFFF));
   }
-  return s;
+  return (int)(s & 0x7FFFFFFF);
 }
 
 int main(void)
 {
   MAP(main); MAP(below); MAP(acc_a); MAP(acc_b); MAP(middle); MAP(mixer); MAP_DONE();
   capprof_set_thread_name("main");
-  int s = mixer(250000);
-  s += acc_a(s);
-  printf("%d\n", s);
+  unsigned s = (unsigned)mixer(250000);
+  s += (unsigned)acc_a((int)(s & 0xFFFFF));
+  printf("%u\n", s);
   return 0;
 }
