@@ -21,12 +21,17 @@
 #                                      the hooks change the program itself, their own samples
 #                                      left out; the floor for any measurement made inside
 #                                      that hooked program, compensation included)
+#   bench/fidelity.sh --near off       compare each capprof run with the plain build's first
+#                                      perf run (by default with a perf run of the plain build
+#                                      recorded right before it: the plain program's own
+#                                      profile drifts with the host's load, the line says by
+#                                      how much from the first perf run: "drift")
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
 # Needs network once (apt-get source; as root it adds a bookworm deb-src
 # entry), linux-perf, tclsh (sqlite's amalgamation), gcc, clang, python3.
-# Not part of CI: it downloads source packages and takes ~10 min.
+# Not part of CI: it downloads source packages and takes ~15 min (~8 with --near off).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +44,7 @@ scale=5
 reps=3
 sample=time:250us
 hooked_perf=on
+near_ref=on
 while [ $# -gt 0 ]; do
   case "$1" in
     --programs) programs=$2; shift ;;
@@ -47,9 +53,10 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift ;;
     --sample) sample=$2; shift ;;
     --hooked-perf) hooked_perf=$2; shift ;;
+    --near) near_ref=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -183,6 +190,17 @@ make_sql() {                         # workload.sql, with SCALE times the rows
   } >"$sqlfile"
 }
 
+# perf_plain NAME ARGS...: perf on the plain build, its samples with their
+# call chains in $work/NAME.txt. Uses plain, input, work of the loop below.
+perf_plain() {
+  local name=$1
+  shift
+  run_nice perf record -q -e cpu-clock -F 10000 --call-graph dwarf,16384 -m 4096 \
+    -o "$work/$name" "$plain" "$@" <"$input" >/dev/null 2>"$work/$name.err"
+  perf script -i "$work/$name" -F ip,sym,dso --no-inline >"$work/$name.txt" 2>/dev/null
+  rm -f "$work/$name" "$work/$name.old"
+}
+
 # measure LABEL SAMPLE ARGS...: REPS runs of the hooked build (with
 # CAPPROF_SAMPLE=SAMPLE unless it is empty), each compared with perf; prints
 # the run with the median TVD and adds a summary line. Uses plain, cap,
@@ -196,6 +214,14 @@ measure() {
   durs=()
   for r in $(seq 1 "$reps"); do
     rm -f "$work/$tag.capprof"
+    # The reference: perf on the plain build right before this run (the
+    # plain program's own profile drifts with the host's load), unless
+    # --near off; perf1 and perf2 stay the noise floor.
+    local near=()
+    if [ "$near_ref" = on ]; then
+      perf_plain "$tag.near$r" "$@"
+      near=(--near "$work/$tag.near$r.txt")
+    fi
     t2=$(date +%s.%N)
     if [ -n "$spec" ]; then
       CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$tag.capprof run_nice "$cap" "$@" <"$input" >/dev/null
@@ -208,7 +234,7 @@ measure() {
     # shellcheck disable=SC2086
     results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$tag.$r.json" \
       --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
-      --module "$(basename "$cap")" --label "$tag" $opt)")
+      --module "$(basename "$cap")" --label "$tag" $opt "${near[@]}")")
   done
   # Runs differ by more than perf's noise (ASLR moves functions, and with
   # them which call paths share a lookup-table slot): the repetition with
@@ -271,13 +297,7 @@ for prog in $programs; do
     set -- $(workload_cmd "$prog")
     input=$(workload_in "$prog")
     echo "== $label: hooks: $(hook_flags "$cc"); both builds: $COMMON"
-    for k in 1 2; do
-      run_nice perf record -q -e cpu-clock -F 10000 --call-graph dwarf,16384 -m 4096 \
-        -o "$work/$label.perf$k" "$plain" "$@" <"$input" >/dev/null 2>"$work/$label.perf$k.err"
-      perf script -i "$work/$label.perf$k" -F ip,sym,dso --no-inline \
-        >"$work/$label.perf$k.txt" 2>/dev/null
-      rm -f "$work/$label.perf$k" "$work/$label.perf$k.old"
-    done
+    for k in 1 2; do perf_plain "$label.perf$k" "$@"; done
     t0=$(date +%s.%N)
     run_nice "$plain" "$@" <"$input" >/dev/null
     t1=$(date +%s.%N)

@@ -7,7 +7,7 @@ total-variation distance, beside two perf runs against each other (the noise
 floor), and the top functions of each side.
 
   compare.py --json CAP.json --perf A.txt [--perf B.txt] --module NAME [--label L]
-             [--samples]
+             [--samples] [--near N.txt]
   compare.py --json CAP.json --perf A.txt --hooked H.txt --runtime-syms S.txt
              --module NAME [--label L]
 
@@ -15,6 +15,13 @@ With --samples (a run with CAPPROF_SAMPLE): the capprof side is each
 function's CPU time from the samples charged to its call paths whose program
 counter was in the program's own code ("cpu_self_ns"; those in capprof's hooks
 are left out), beside the compensated and raw times of the same run.
+
+With --near: N.txt is perf on the plain build recorded right before this
+capprof run, and the reference instead of A.txt: on a shared machine the
+plain program's own profile drifts over minutes (its memory-bound functions
+slow down when the host is busy), by more than perf's noise between two runs
+in a row. A.txt and B.txt still give the noise floor, and the line adds the
+drift, N.txt against A.txt.
 
 With --hooked: H.txt is perf sampling the *hooked* build (the same script
 output); its samples whose innermost frame is one of capprof's own functions
@@ -154,6 +161,7 @@ def main():
     ap.add_argument("--samples", action="store_true")
     ap.add_argument("--hooked")
     ap.add_argument("--runtime-syms")
+    ap.add_argument("--near")
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
@@ -172,6 +180,13 @@ def main():
         perfs.append(c)
         print(f"{a.label}: perf {p}: {used} samples charged, {left} outside instrumented code")
     ref = perfs[0]
+    drift = None
+    if a.near:
+        near, used, left = perf_profile(a.near, known)
+        print(f"{a.label}: perf {a.near} (right before this run): {used} samples charged, "
+              f"{left} outside instrumented code")
+        drift = tvd(near, perfs[0])
+        ref = near
     if a.hooked:
         rt = frozenset(l.strip() for l in open(a.runtime_syms) if l.strip())
         hp, used, left, inrt = perf_profile(a.hooked, known, rt)
@@ -192,9 +207,12 @@ def main():
     else:
         line = f"{a.label}: TVD capprof-vs-perf {tvd(comp, ref):.3f} (raw {tvd(raw, ref):.3f})"
     if len(perfs) > 1:
-        line += f"  perf-vs-perf {tvd(perfs[1], ref):.3f}"
+        line += f"  perf-vs-perf {tvd(perfs[1], perfs[0]):.3f}"
         if a.samples and own < sum(perfs[1].values()):
-            line += f" ({tvd(subsample(perfs[1], int(own)), ref):.3f} at {own:.0f} of its samples)"
+            line += (f" ({tvd(subsample(perfs[1], int(own)), perfs[0]):.3f} at {own:.0f} "
+                     f"of its samples)")
+    if drift is not None:
+        line += f"  drift {drift:.3f}"
     line += "  " + top_agreement(comp, ref)
     print(line)
     tc, tr, tp = top(comp, a.top), top(raw, a.top), top(ref, a.top)
