@@ -260,8 +260,12 @@ measure() {
 hooked() {
   local label=$1 spec=$2 tag=$3
   shift 3
-  local perf1=$work/$label.perf1.txt
+  local perf1=$work/$label.perf1.txt near=()
   label=$label$tag
+  if [ "$near_ref" = on ]; then               # as in measure
+    perf_plain "$label.near" "$@"
+    near=(--near "$work/$label.near.txt")
+  fi
   nm --defined-only "$build/libcapprof.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u \
     >"$work/runtime-syms.txt"
   rm -f "$work/$label.hooked.capprof"
@@ -274,7 +278,8 @@ hooked() {
   local out
   out=$(python3 "$here/fidelity/compare.py" --json "$work/$label.hooked.json" \
     --perf "$perf1" --hooked "$work/$label.hperf.txt" \
-    --runtime-syms "$work/runtime-syms.txt" --module "$(basename "$cap")" --label "$label")
+    --runtime-syms "$work/runtime-syms.txt" --module "$(basename "$cap")" --label "$label" \
+    "${near[@]}")
   echo "$out"
   summary+=("$(grep 'TVD' <<<"$out")")
 }

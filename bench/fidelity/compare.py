@@ -193,7 +193,8 @@ def main():
         tot = used + left + inrt
         print(f"{a.label}: TVD hooked-program-vs-perf {tvd(hp, ref):.3f} (perf on the hooked "
               f"build: {used} samples charged, {inrt} in capprof's code left out "
-              f"({100.0 * inrt / max(tot, 1):.0f}%), {left} outside instrumented code)")
+              f"({100.0 * inrt / max(tot, 1):.0f}%), {left} outside instrumented code)"
+              + (f"  drift {drift:.3f}" if drift is not None else ""))
         th, tp = top(hp, a.top), top(ref, a.top)
         sh = shares(hp)
         print(f"{a.label}: top {a.top}: perf plain (perf hooked) | perf hooked")
