@@ -319,3 +319,13 @@ done
 echo
 echo "== summary (TVD: 0 = same per-function exclusive shares, 1 = disjoint; target <= 0.12)"
 printf '%s\n' "${summary[@]}"
+# The target, per program and mode: the median run's distance at most 0.12.
+echo
+echo "== target: TVD <= 0.12 (median of the runs)"
+for line in "${summary[@]}"; do
+  tvd=$(sed -n 's/^\([^:]*\): TVD capprof-vs-perf \([0-9.]*\).*/\1 \2/p' <<<"$line")
+  [ -n "$tvd" ] || continue
+  awk -v l="${tvd% *}" -v t="${tvd#* }" \
+    'BEGIN { m = l ~ /-sampled$/ ? "sampled cpu self" : "compensated hook times"
+             printf "%-24s %-24s %s  %s\n", l, m, t, (t <= 0.12) ? "met" : "MISSED" }'
+done
