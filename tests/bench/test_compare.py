@@ -65,4 +65,56 @@ check(compare.top_agreement(swapped, ref) == "top 5: perf's, in another order", 
 other = dict(ref, f6=60)
 check(compare.top_agreement(other, ref) == "top 5: 4 of perf's (not: f5)", "one missing")
 
+# --near: the reference is a perf run made right before the capprof run;
+# the first perf run stays the noise floor's, and the line says how far the
+# near one drifted from it.
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+
+
+def samples(counts):
+    return "".join(f"\t    1000 {name} (/bin/prog)\n\n" * n for name, n in counts.items())
+
+
+tmp = tempfile.mkdtemp()
+files = {}
+for name, text in {"cap.json": json.dumps({"functions": [
+                       {"name": "inner", "module": "prog", "self_ns": 100, "self_ns_raw": 300},
+                       {"name": "outer", "module": "prog", "self_ns": 100, "self_ns_raw": 100}]}),
+                   "perf1.txt": samples({"inner": 3, "outer": 1}),
+                   "perf2.txt": samples({"inner": 3, "outer": 1}),
+                   "near.txt": samples({"inner": 1, "outer": 1})}.items():
+    files[name] = os.path.join(tmp, name)
+    with open(files[name], "w") as f:
+        f.write(text)
+
+
+def run(*extra):
+    argv = ["compare.py", "--json", files["cap.json"], "--perf", files["perf1.txt"],
+            "--perf", files["perf2.txt"], "--module", "prog", "--label", "t", *extra]
+    out = io.StringIO()
+    saved, sys.argv = sys.argv, argv
+    try:
+        with contextlib.redirect_stdout(out):
+            compare.main()
+    finally:
+        sys.argv = saved
+    return next(line for line in out.getvalue().splitlines() if "TVD" in line)
+
+
+try:
+    line = run()
+    check("TVD capprof-vs-perf 0.250" in line and "drift" not in line,
+          f"against the first perf run: {line}")
+    check("perf-vs-perf 0.000" in line, f"noise floor from the two perf runs: {line}")
+    line = run("--near", files["near.txt"])
+    check("TVD capprof-vs-perf 0.000" in line, f"against the near run: {line}")
+    check("perf-vs-perf 0.000" in line and "drift 0.250" in line,
+          f"noise floor unchanged, drift printed: {line}")
+finally:
+    for path in files.values():
+        os.unlink(path)
+    os.rmdir(tmp)
+
 sys.exit(1 if failures else 0)
