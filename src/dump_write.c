@@ -417,7 +417,9 @@ static void write_unhooked_rec(void *ctx, uint64_t key, uint64_t ticks)
   c->n--;
   w_u64(c->w, key);
   w_u64(c->w, ticks - cp_g.start_ticks);
-  w_u64(c->w, unhook_calls(c->k++));
+  w_u64(c->w, unhook_calls(c->k));
+  w_u32(c->w, unhook_flags(c->k++));
+  w_u32(c->w, 0);
 }
 
 static void write_unhooked(struct writer *w)

@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  7u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  8u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -111,10 +111,17 @@ enum cpd_sample_method {
 ** not timed. Format 1.7 adds u64 calls: how many calls of it its entry's
 ** counting stub counted after the patch, in every thread, or
 ** CPD_UNHOOKED_UNCOUNTED when its entry got no stub (then, and in 1.6
-** dumps, its later calls are not counted). */
+** dumps, its later calls are not counted). Format 1.8 adds u32 flags
+** (CPD_UNHOOKED_SYNCED) and u32 reserved (0). */
 #define CPD_UNHOOKED_REC_SIZE_MIN 16u
-#define CPD_UNHOOKED_REC_SIZE 24u
+#define CPD_UNHOOKED_REC_SIZE_CALLS 24u
+#define CPD_UNHOOKED_REC_SIZE 32u
 #define CPD_UNHOOKED_UNCOUNTED UINT64_MAX
+/* Every store into its code was followed by a core-serializing instruction
+** on each core running the process (Linux membarrier SYNC_CORE), as the
+** processor manuals ask of cross-modifying code; without it the patch
+** relied on single aligned stores (XRay's way). */
+#define CPD_UNHOOKED_SYNCED 1u
 /* SAMPLE_NODE_PCS (format 1.6): a pc with this bit set is not where the
 ** sample was, in a library, but the return address minus one of the
 ** executable's innermost call found on the stack above it. */

@@ -422,17 +422,21 @@ int unhook_wanted(void) CP_HIDDEN;
 void throttle_settle(void) CP_HIDDEN;
 /* Record that the function whose entry key is key was unhooked at ticks, as
 ** the next record (unhook_next: its index); counted: its entry calls the
-** counting stub of that index (UINT32_MAX: none, CAPPROF_UNHOOK_COUNT=off).
+** counting stub of that index (UINT32_MAX: none, CAPPROF_UNHOOK_COUNT=off);
+** synced: every store into its code was followed by a core serialization
+** of the process's threads (unhook.c, code_sync).
 ** Visit the records in order. Process-wide, lock-free appends under
 ** unhook.c's patch lock. */
 uint32_t unhook_next(void) CP_HIDDEN;
-void unhook_log(uint64_t key, uint64_t ticks, int counted) CP_HIDDEN;
+void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced) CP_HIDDEN;
 typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);
 void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
 /* The calls the k-th record's counting stub counted in every thread, live
 ** or ended (under os_lock), or CPD_UNHOOKED_UNCOUNTED when its entry has no
 ** stub. */
 uint64_t unhook_calls(uint32_t k) CP_HIDDEN;
+/* CPD_UNHOOKED_* flags of the k-th record. */
+uint32_t unhook_flags(uint32_t k) CP_HIDDEN;
 /* A thread's counts, added to the process-wide counts of ended threads and
 ** cleared (runtime_thread_retire); counting restarted from the live
 ** threads' counts as they are (capprof_reset); and from 0 in a fork child,

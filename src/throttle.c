@@ -56,7 +56,7 @@ static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cos
 #define MAX_UNHOOKED 4096u
 static int unhook_mode = UNHOOK_AUTO;
 static int unhook_count = 1;            /* CAPPROF_UNHOOK_COUNT: counting stubs */
-static struct { uint64_t key, ticks; uint32_t counted; } unhooked[MAX_UNHOOKED];
+static struct { uint64_t key, ticks; uint32_t counted, synced; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
 /* Calls counted by the stubs in threads that ended, less the counts live
 ** threads had at the last capprof_reset (os_lock; modulo 2^64). */
@@ -280,13 +280,14 @@ int unhook_wanted(void)
 
 uint32_t unhook_next(void) { return unhook_count ? unhooked_count : UINT32_MAX; }
 
-void unhook_log(uint64_t key, uint64_t ticks, int counted)
+void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced)
 {
   uint32_t n = unhooked_count;
   if (n == MAX_UNHOOKED) return;
   unhooked[n].key = key;
   unhooked[n].ticks = ticks;
   unhooked[n].counted = counted && n < CP_UNHOOK_COUNTED;
+  unhooked[n].synced = synced != 0;
   __atomic_store_n(&unhooked_count, n + 1, __ATOMIC_RELEASE);
 }
 
@@ -303,6 +304,12 @@ uint64_t unhook_calls(uint32_t k)
   n += __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
 #endif
   return n;
+}
+
+uint32_t unhook_flags(uint32_t k)
+{
+  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;
+  return unhooked[k].synced ? CPD_UNHOOKED_SYNCED : 0;
 }
 
 void unhook_fold(struct cp_thread *t)

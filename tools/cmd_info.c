@@ -147,15 +147,22 @@ static void info_one(const struct cpd_dump *d)
   }
   if (d->nunhooked) {
     double first = 0;
-    uint32_t counted = 0;
+    uint32_t counted = 0, known = 0, synced = 0;
     for (uint32_t k = 0; k < d->nunhooked; k++) {
       double ns = cpd_ticks_to_ns(d, (double)d->unhooked[k].ticks);
       if (k == 0 || ns < first) first = ns;
       counted += d->unhooked[k].calls != CPD_UNHOOKED_UNCOUNTED;
+      known += d->unhooked[k].flags_known != 0;
+      synced += d->unhooked[k].flags_known && (d->unhooked[k].flags & CPD_UNHOOKED_SYNCED);
     }
     printf("unhooked:    %u function%s, their hook calls patched out of the code from %s\n"
            "             after start (CAPPROF_UNHOOK): later calls of %u counted at entry\n",
            d->nunhooked, d->nunhooked == 1 ? "" : "s", fmt_ns(first, a, sizeof a), counted);
+    if (known && synced == known)
+      printf("             every core serialized after each store (membarrier SYNC_CORE)\n");
+    else if (known)
+      printf("             %u patched without serializing the other cores (membarrier refused)\n",
+             known - synced);
   }
   if (d->flags & CPD_F_MERGED)
     printf("merged:      yes, written by 'capprof merge' (times in ns, names stored)\n");

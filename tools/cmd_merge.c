@@ -146,7 +146,9 @@ static int add_unhooked(struct cpd_dump *d, uint64_t key, const struct prof_func
   if (!r) return -1;
   d->unhooked = r;
   r[d->nunhooked++] = (struct cpd_unhooked){ key, ns(f->unhooked_ns),
-                                              f->uncounted ? CPD_UNHOOKED_UNCOUNTED : f->ucalls };
+                                              f->uncounted ? CPD_UNHOOKED_UNCOUNTED : f->ucalls,
+                                              f->unsynced || f->sync_unknown ? 0 : CPD_UNHOOKED_SYNCED,
+                                              1 };
   return 0;
 }
 

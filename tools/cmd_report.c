@@ -65,6 +65,19 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
          "their code are charged to them (cpu self). Where later calls were not counted,\n"
          "calls is a lower bound.\n",
          count, count == 1 ? "" : "s");
+  uint32_t unsynced = 0, unknown = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    if (!(f->unhooked_ns > 0)) continue;
+    unsynced += f->unsynced != 0;
+    unknown += f->sync_unknown && !f->unsynced;
+  }
+  if (unsynced)
+    printf("%u of them were patched without serializing the other cores after each store\n"
+           "(the kernel refused membarrier SYNC_CORE): single aligned stores only.\n", unsynced);
+  else if (!unknown)
+    printf("Each store into their code was followed by a serializing instruction on every\n"
+           "core running the program (membarrier SYNC_CORE).\n");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!(f->unhooked_ns > 0)) continue;

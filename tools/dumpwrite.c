@@ -237,7 +237,7 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
     section(&t, CPD_SEC_THROTTLE, s, b.len);
   }
 
-  if (d->nunhooked) {                           /* format 1.6, calls 1.7 */
+  if (d->nunhooked) {                           /* format 1.6, calls 1.7, flags 1.8 */
     s = b.len;
     put32(&b, d->nunhooked);
     put32(&b, CPD_UNHOOKED_REC_SIZE);
@@ -245,6 +245,8 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       put64(&b, d->unhooked[i].key);
       put64(&b, d->unhooked[i].ticks);
       put64(&b, d->unhooked[i].calls);
+      put32(&b, d->unhooked[i].flags);
+      put32(&b, 0);
     }
     section(&t, CPD_SEC_UNHOOKED, s, b.len);
   }

@@ -160,6 +160,9 @@ static int write_json(FILE *f, const struct profile *p)
       fmt_u64(fn->ucalls, buf, sizeof buf);
       fprintf(f, ",\"unhooked_ns\":%.0f,\"unhooked_calls\":%s,\"unhooked_counted\":%s",
               fn->unhooked_ns, buf, fn->uncounted ? "false" : "true");
+      /* null: a dump older than format 1.8 does not say */
+      fprintf(f, ",\"unhooked_synced\":%s",
+              fn->unsynced ? "false" : fn->sync_unknown ? "null" : "true");
     }
     if (with_samples) {
       samples(f, &fn->s);

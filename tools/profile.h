@@ -70,6 +70,9 @@ struct prof_func {
                            ** counting stub (format 1.7), over dumps: not in
                            ** calls, which its times cover */
   int uncounted;           /* some dump's later calls of it were not counted */
+  int unsynced;            /* some dump patched it without serializing the
+                           ** other cores (no CPD_UNHOOKED_SYNCED) */
+  int sync_unknown;        /* some dump is older than format 1.8 */
   struct prof_times t;
   /* Inclusive time summed over every activation (recursion counted at each
   ** level): divided by calls it is the mean inclusive time of one call, the

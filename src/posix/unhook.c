@@ -35,7 +35,14 @@
 ** execute) under a process-wide lock that is only ever tried, never waited
 ** for. A thread running the code meanwhile executes either the old call,
 ** which the hooks handle as before (a throttled node), or the jump:
-** the way LLVM's XRay patches its sleds in a running process. A 5-byte call
+** the way LLVM's XRay patches its sleds in a running process. The
+** processor manuals ask more of code that one core changes while others may
+** run it: each of those cores must execute a serializing instruction before
+** it runs the new bytes. So after each store every thread of the process is
+** made to serialize (Linux's membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_
+** SYNC_CORE, since 4.16: code_sync), as the kernel does between the steps of
+** its own code patching; where the kernel refuses it, the single aligned
+** stores are all there is, and the dump says so per function. A 5-byte call
 ** is patched at its `e8` whether or not an addr32 prefix precedes it: that
 ** prefix on a short jump changes nothing. Each byte pattern is checked first,
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
@@ -51,10 +58,14 @@
 */
 #define _GNU_SOURCE                       /* dladdr */
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "posix.h"
 
@@ -286,6 +297,40 @@ static int open_code(uintptr_t at, size_t n, int writable)
   return 0;
 }
 
+/* Core serialization after a store into code (above): 0 when every thread
+** of the process has executed a serializing instruction since, -1 when the
+** kernel cannot do it (before Linux 4.16, or a seccomp policy). Registered
+** on first use; a fork child registers again if its kernel wants it. */
+static int sync_state;                 /* 0: not asked yet, 1: registered, -1: refused */
+static int code_sync(void)
+{
+  int saved = errno;
+  if (!sync_state) {
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    sync_state = cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) &&
+                 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0
+                 ? 1 : -1;
+  }
+  int rc = -1;
+  if (sync_state > 0) {
+    rc = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 0 : -1;
+    if (rc && errno == EPERM &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+      rc = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 0 : -1;
+  }
+  errno = saved;
+  return rc;
+}
+
+/* Patches since the current function's began whose stores could not all
+** be followed by code_sync (under patch_lock). */
+static int unsynced;
+
+static void sync_after_store(void)
+{
+  if (code_sync() != 0) unsynced = 1;
+}
+
 static void store16(uintptr_t at, uint16_t v)
 {
   __asm__ __volatile__("movw %1, (%0)" : : "r"(at), "r"(v) : "memory");
@@ -296,6 +341,7 @@ static int poke16(uintptr_t at, uint16_t v)
 {
   if (!patchable(at) || open_code(at, 2, 1) != 0) return -1;
   store16(at, v);
+  sync_after_store();
   open_code(at, 2, 0);
   return 0;
 }
@@ -363,6 +409,7 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
     unsigned char q[7] = { 0xE8, 0, 0, 0, 0, 0xEB, 0x05 };
     memcpy(q + 1, &r, 4);
     store_in_block(at & ~(uintptr_t)15, at & 15, q, 7);
+    sync_after_store();
     open_code(at, 7, 0);
     return 0;
   }
@@ -375,16 +422,23 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
     unsigned char q[6] = { 0xE8, 0, 0, 0, 0, 0x90 };
     memcpy(q + 1, &r, 4);
     store_in_block(at & ~(uintptr_t)15, at & 15, q, len);
+    sync_after_store();
     open_code(at, len, 0);
     return 0;
   }
+  /* The steps are what the kernel does for its own code (text_poke_bp,
+  ** with a breakpoint where this has the jump): after each, every core
+  ** serializes, so none runs a mix of the old and new bytes. */
   store16(at, jmp);
+  sync_after_store();
   volatile unsigned char *p = (volatile unsigned char *)at;
   p[2] = (unsigned char)(r >> 8);
   p[3] = (unsigned char)(r >> 16);
   p[4] = (unsigned char)(r >> 24);
   if (len == 6) p[5] = 0x90;
+  sync_after_store();
   store16(at, (uint16_t)(0xE8 | (r & 0xFF) << 8));
+  sync_after_store();
   open_code(at, len, 0);
   return 0;
 }
@@ -516,6 +570,7 @@ static int patch(const struct cp_unhook_learn *l)
   uint16_t jmp, exit_jmp[CP_UNHOOK_SITES];
   uintptr_t fn = load_fn(l->kind, l->key);
   int e = hook_call(l->entry, entry_hook(l->kind), fn, &at, &jmp);
+  unsynced = 0;
   if (e < 0 || (e == 1 && !patchable(at)) ||
       (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(l->entry - 5, l->key)))
     return 0;                                  /* exits untouched: the function stays hooked */
@@ -544,7 +599,7 @@ static int patch(const struct cp_unhook_learn *l)
     stub = stub_for(k, at);
   int counted = stub && poke_call(at, len, stub, jmp) == 0;
   if (!counted && (refused || poke16(at, jmp) != 0)) return 0;
-  unhook_log(l->key, cp_now(), counted);
+  unhook_log(l->key, cp_now(), counted, !unsynced);
   return 1;
 }
 

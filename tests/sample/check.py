@@ -20,6 +20,20 @@ def func(doc, name):
     sys.exit("no function %s in %s" % (name, [f["name"] for f in doc["functions"]]))
 
 
+def membarrier_sync_core():
+    """Whether this kernel lets a process serialize its threads' cores
+    after changing code (membarrier PRIVATE_EXPEDITED_SYNC_CORE, Linux 4.16;
+    the runtime's unhook.c uses it): query, then register."""
+    import ctypes, platform
+    if platform.machine() != "x86_64":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = 324                                  # __NR_membarrier on x86-64
+    query, sync_core, register = 0, 1 << 5, 1 << 6
+    cmds = libc.syscall(nr, query, 0, 0)
+    return cmds >= 0 and bool(cmds & sync_core) and libc.syscall(nr, register, 0, 0) == 0
+
+
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
@@ -212,6 +226,15 @@ def main():
                 if f["unhooked_calls"] <= 0 or before >= want[n]:
                     fail("%s unhooked, but %d of its calls counted after" % (n, f["unhooked_calls"]))
             print("unhooked and counted exactly after: %d of %d" % (counted, len(gone)))
+            # every store into code followed by a core serialization of the
+            # process's threads, where this kernel offers it (unhook.c)
+            want_sync = membarrier_sync_core()
+            for n in gone:
+                f = func(doc, n) if n != "libuser" else lib
+                if f.get("unhooked_synced") is not want_sync:
+                    fail("%s: unhooked_synced %s, membarrier SYNC_CORE %s here"
+                         % (n, f.get("unhooked_synced"), "available" if want_sync else "refused"))
+            print("patches serialized on every core (membarrier): %s" % want_sync)
             if counted * 4 < len(gone) * 3:
                 fail("only %d of %d unhooked functions counted after" % (counted, len(gone)))
             # while sampling, throttling decides at 10,000 calls (100,000

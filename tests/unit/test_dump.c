@@ -253,6 +253,30 @@ static void test_rejects_corrupt(void **state)
   free(c);
 }
 
+/* UNHOOKED records (format 1.8) say per function whether every store into
+** its code was followed by a core serialization (unhook.c): written as
+** logged, read back with the flag known. Last: the records stay. */
+static void test_unhooked_flags(void **state)
+{
+  (void)state;
+  uint64_t a = (uint64_t)(uintptr_t)probe_leaf, b = (uint64_t)(uintptr_t)probe_parent;
+  unhook_log(a, cp_now(), 0, 1);
+  unhook_log(b, cp_now(), 0, 0);
+  char path[512];
+  struct cpd_dump *d = dump_now("unhooked.capprof", path, sizeof path);
+  int seen = 0;
+  for (uint32_t i = 0; i < d->nunhooked; i++) {
+    const struct cpd_unhooked *r = &d->unhooked[i];
+    if (r->key != a && r->key != b) continue;
+    seen++;
+    assert_true(r->flags_known);
+    assert_int_equal(r->flags, r->key == a ? CPD_UNHOOKED_SYNCED : 0u);
+    assert_true(r->calls == CPD_UNHOOKED_UNCOUNTED);
+  }
+  assert_int_equal(seen, 2);
+  cpd_free(d);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -262,6 +286,7 @@ int main(void)
     cmocka_unit_test(test_pause_resume_reset),
     cmocka_unit_test(test_rejects_truncated),
     cmocka_unit_test(test_rejects_corrupt),
+    cmocka_unit_test(test_unhooked_flags),
   };
   return cmocka_run_group_tests_name("dump", tests, setup_dir, remove_dir);
 }
