@@ -120,8 +120,11 @@ enum cpd_sample_method {
 /* Every store into its code was followed by a core-serializing instruction
 ** on each core running the process (Linux membarrier SYNC_CORE), as the
 ** processor manuals ask of cross-modifying code; without it the patch
-** relied on single aligned stores (XRay's way). */
+** relied on single aligned stores (XRay's way). UNKNOWN: not said (written
+** by capprof merge for a function one of its dumps, older than 1.8, did
+** not say it of). */
 #define CPD_UNHOOKED_SYNCED 1u
+#define CPD_UNHOOKED_SYNC_UNKNOWN 2u
 /* SAMPLE_NODE_PCS (format 1.6): a pc with this bit set is not where the
 ** sample was, in a library, but the return address minus one of the
 ** executable's innermost call found on the stack above it. */

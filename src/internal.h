@@ -435,8 +435,10 @@ void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
 ** or ended (under os_lock), or CPD_UNHOOKED_UNCOUNTED when its entry has no
 ** stub. */
 uint64_t unhook_calls(uint32_t k) CP_HIDDEN;
-/* CPD_UNHOOKED_* flags of the k-th record. */
+/* CPD_UNHOOKED_* flags of the k-th record; the record of key is marked
+** not synced (exit sites patched later without a core serialization). */
 uint32_t unhook_flags(uint32_t k) CP_HIDDEN;
+void unhook_mark_unsynced(uint64_t key) CP_HIDDEN;
 /* A thread's counts, added to the process-wide counts of ended threads and
 ** cleared (runtime_thread_retire); counting restarted from the live
 ** threads' counts as they are (capprof_reset); and from 0 in a fork child,
@@ -478,6 +480,12 @@ int unhook_in_stub(uintptr_t pc) CP_HIDDEN;
 ** patched already, -1 when it is not such a call (tests/unit/test_unhook.c). */
 int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintptr_t *at,
                      uint16_t *jmp) CP_HIDDEN;
+/* Tests: the stores of one patch (unhook.c: a jump of len 2, or a call of
+** len bytes turned into a call of to), *synced when each was followed by a
+** core serialization; and how many stores have been followed by one
+** (attempted) so far. */
+int unhook_test_poke(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp, int *synced) CP_HIDDEN;
+uint32_t unhook_syncs(void) CP_HIDDEN;
 
 /* ---- zones (zone.c) ---------------------------------------------------- */
 

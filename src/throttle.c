@@ -306,6 +306,13 @@ uint64_t unhook_calls(uint32_t k)
   return n;
 }
 
+void unhook_mark_unsynced(uint64_t key)
+{
+  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
+  for (uint32_t k = 0; k < n; k++)
+    if (unhooked[k].key == key) __atomic_store_n(&unhooked[k].synced, 0, __ATOMIC_RELAXED);
+}
+
 uint32_t unhook_flags(uint32_t k)
 {
   if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;

@@ -161,7 +161,7 @@ static void info_one(const struct cpd_dump *d)
     if (known && synced == known)
       printf("             every core serialized after each store (membarrier SYNC_CORE)\n");
     else if (known)
-      printf("             %u patched without serializing the other cores (membarrier refused)\n",
+      printf("             %u patched without serializing the other cores (no membarrier)\n",
              known - synced);
   }
   if (d->flags & CPD_F_MERGED)

@@ -147,8 +147,10 @@ static int add_unhooked(struct cpd_dump *d, uint64_t key, const struct prof_func
   d->unhooked = r;
   r[d->nunhooked++] = (struct cpd_unhooked){ key, ns(f->unhooked_ns),
                                               f->uncounted ? CPD_UNHOOKED_UNCOUNTED : f->ucalls,
-                                              f->unsynced || f->sync_unknown ? 0 : CPD_UNHOOKED_SYNCED,
-                                              1 };
+                                              f->unsynced ? 0
+                                              : f->sync_unknown ? CPD_UNHOOKED_SYNC_UNKNOWN
+                                              : CPD_UNHOOKED_SYNCED,
+                                              !f->sync_unknown || f->unsynced };
   return 0;
 }
 

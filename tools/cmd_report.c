@@ -74,7 +74,7 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
   }
   if (unsynced)
     printf("%u of them were patched without serializing the other cores after each store\n"
-           "(the kernel refused membarrier SYNC_CORE): single aligned stores only.\n", unsynced);
+           "(membarrier SYNC_CORE not available): single aligned stores only.\n", unsynced);
   else if (!unknown)
     printf("Each store into their code was followed by a serializing instruction on every\n"
            "core running the program (membarrier SYNC_CORE).\n");

@@ -1118,6 +1118,7 @@ void prof_flat(struct profile *p)
     p->funcs[f].unhooked_ns = 0;
     p->funcs[f].ucalls = 0;
     p->funcs[f].uncounted = 0;
+    p->funcs[f].unsynced = p->funcs[f].sync_unknown = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
     memset(&p->funcs[f].s, 0, sizeof p->funcs[f].s);

@@ -40,9 +40,12 @@
 ** run it: each of those cores must execute a serializing instruction before
 ** it runs the new bytes. So after each store every thread of the process is
 ** made to serialize (Linux's membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_
-** SYNC_CORE, since 4.16: code_sync), as the kernel does between the steps of
-** its own code patching; where the kernel refuses it, the single aligned
-** stores are all there is, and the dump says so per function. A 5-byte call
+** SYNC_CORE, since 4.16: code_sync): no core runs stale bytes after it, and
+** a multi-step write is never seen mixed; a core may still run the site
+** between a store and that call, as with XRay (the kernel closes that window
+** for its own code with int3, which a process cannot). Without membarrier,
+** or under a seccomp filter, the single aligned stores are all there is,
+** and the dump says so per function. A 5-byte call
 ** is patched at its `e8` whether or not an addr32 prefix precedes it: that
 ** prefix on a short jump changes nothing. Each byte pattern is checked first,
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
@@ -59,6 +62,7 @@
 #define _GNU_SOURCE                       /* dladdr */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stddef.h>
@@ -297,13 +301,42 @@ static int open_code(uintptr_t at, size_t n, int writable)
   return 0;
 }
 
+/* Whether the process runs under no seccomp filter ("Seccomp:\t0" in
+** /proc/self/status): a filter may kill the process for a system call it
+** does not allow rather than fail it, and membarrier is one the runtime
+** would otherwise add to what the host makes. Asked before each patch
+** (a filter can come at any time, and never goes); no filter seen once
+** means none from then on. */
+static int filtered;
+static int seccomp_free(void)
+{
+  if (filtered) return 0;
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return !(filtered = 1);
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  buf[n > 0 ? n : 0] = 0;
+  const char *s = strstr(buf, "\nSeccomp:");
+  if (!s) return !(filtered = 1);              /* not said: not safe to assume */
+  s += 9;
+  while (*s == ' ' || *s == '\t') s++;
+  if (*s != '0') filtered = 1;
+  return !filtered;
+}
+
 /* Core serialization after a store into code (above): 0 when every thread
 ** of the process has executed a serializing instruction since, -1 when the
-** kernel cannot do it (before Linux 4.16, or a seccomp policy). Registered
-** on first use; a fork child registers again if its kernel wants it. */
+** kernel cannot do it (before Linux 4.16) or may not be asked (a seccomp
+** filter: seccomp_free, asked by patch()). Registered on first use; a fork
+** child, which inherits the registration, registers again if its kernel
+** wants it. */
 static int sync_state;                 /* 0: not asked yet, 1: registered, -1: refused */
+static int sync_allowed;               /* this patch may call membarrier (patch()) */
+static uint32_t syncs;                 /* sync_after_store calls, for tests */
 static int code_sync(void)
 {
+  if (!sync_allowed) return -1;
   int saved = errno;
   if (!sync_state) {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
@@ -328,8 +361,11 @@ static int unsynced;
 
 static void sync_after_store(void)
 {
+  syncs++;
   if (code_sync() != 0) unsynced = 1;
 }
+
+uint32_t unhook_syncs(void) { return syncs; }
 
 static void store16(uintptr_t at, uint16_t v)
 {
@@ -426,9 +462,9 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
     open_code(at, len, 0);
     return 0;
   }
-  /* The steps are what the kernel does for its own code (text_poke_bp,
-  ** with a breakpoint where this has the jump): after each, every core
-  ** serializes, so none runs a mix of the old and new bytes. */
+  /* The kernel's steps for its own code (text_poke_bp), with the jump
+  ** where it has a breakpoint: after each, every core serializes, so none
+  ** runs a mix of the old and new bytes. */
   store16(at, jmp);
   sync_after_store();
   volatile unsigned char *p = (volatile unsigned char *)at;
@@ -441,6 +477,19 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
   sync_after_store();
   open_code(at, len, 0);
   return 0;
+}
+
+/* For tests (test_unhook.c): one patch's stores, as patch() makes them: a
+** jump stored over the call at at (len 2: jmp) or the call of len bytes
+** there turned into a call of to; 0 when done. *synced: whether every
+** store was followed by code_sync. */
+int unhook_test_poke(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp, int *synced)
+{
+  unsynced = 0;
+  sync_allowed = seccomp_free();
+  int rc = len == 2 ? poke16(at, jmp) : poke_call(at, len, to, jmp);
+  *synced = !unsynced;
+  return rc;
 }
 
 /* Whether a call at at can reach to (its rel32 counts from at + 5). */
@@ -571,6 +620,7 @@ static int patch(const struct cp_unhook_learn *l)
   uintptr_t fn = load_fn(l->kind, l->key);
   int e = hook_call(l->entry, entry_hook(l->kind), fn, &at, &jmp);
   unsynced = 0;
+  sync_allowed = seccomp_free();
   if (e < 0 || (e == 1 && !patchable(at)) ||
       (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(l->entry - 5, l->key)))
     return 0;                                  /* exits untouched: the function stays hooked */
@@ -586,7 +636,10 @@ static int patch(const struct cp_unhook_learn *l)
   /* Return sites first: a call entered meanwhile still finds its exit. */
   for (uint32_t k = 0; k < l->nsites && !refused; k++)
     if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
-  if (e == 0) return 1;
+  if (e == 0) {                                /* its exits seen since, on another path */
+    if (unsynced) unhook_mark_unsynced(l->key);
+    return 1;
+  }
   if (refused) return 0;
   /* The entry: a call of the next counting stub when it has one and the
   ** call is patched where it is, or in place of `lea fn(%rip), %rdi` before

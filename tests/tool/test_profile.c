@@ -456,6 +456,71 @@ static void truncations_rejected(void **state)
   free(buf);
 }
 
+/* UNHOOKED's flags (format 1.8): whether each unhooked function's patch
+** was followed by core serializations, through the writer and the reader,
+** into the profile; not known in a 1.7 record (24 bytes) or where the
+** writer did not know it (capprof merge of such a dump): never "not
+** synced" for "not said". */
+static void unhooked_sync_flags(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 4);
+  struct cpd_unhooked u = { F(0x20), 5, 100, CPD_UNHOOKED_SYNCED, 1 };
+  f.d.nunhooked = 1;
+  f.d.unhooked = &u;
+  struct cpd_dump *d = roundtrip(&f.d);
+  assert_true(d->unhooked[0].flags_known && d->unhooked[0].flags == CPD_UNHOOKED_SYNCED);
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, d), 0);
+  prof_flat(p);
+  const struct prof_func *fn = &p->funcs[prof_find_func(p, "synth+0x20")];
+  assert_true(fn->unhooked_ns > 0 && !fn->unsynced && !fn->sync_unknown);
+  prof_free(p);
+
+  u.flags = 0;                                     /* patched without */
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, roundtrip(&f.d)), 0);
+  prof_flat(p);
+  fn = &p->funcs[prof_find_func(p, "synth+0x20")];
+  assert_true(fn->unsynced && !fn->sync_unknown);
+  prof_free(p);
+
+  u.flags_known = 0;                               /* not known: stays so */
+  d = roundtrip(&f.d);
+  assert_false(d->unhooked[0].flags_known);
+  assert_int_equal(d->unhooked[0].calls, 100);
+  p = prof_new();
+  assert_int_equal(prof_add_dump(p, d), 0);
+  prof_flat(p);
+  fn = &p->funcs[prof_find_func(p, "synth+0x20")];
+  assert_true(fn->sync_unknown && !fn->unsynced);
+  prof_free(p);
+
+  /* a 1.7 record: 24 bytes, no flags */
+  u.flags_known = 1;
+  u.flags = CPD_UNHOOKED_SYNCED;
+  unsigned char *buf;
+  size_t len;
+  char err[128];
+  assert_int_equal(cpd_serialize(&f.d, &buf, &len), 0);
+  size_t table = cpd_get64(buf + CPD_H_TABLE_OFF);
+  int found = 0;
+  for (uint32_t i = 0; i < cpd_get32(buf + CPD_H_NSECTIONS); i++) {
+    unsigned char *e = buf + table + i * CPD_SECTION_SIZE;
+    if (cpd_get32(e) != CPD_SEC_UNHOOKED) continue;
+    assert_int_equal(cpd_get32(buf + cpd_get64(e + 8) + 4), CPD_UNHOOKED_REC_SIZE);
+    cpd_put32(buf + cpd_get64(e + 8) + 4, CPD_UNHOOKED_REC_SIZE_CALLS);
+    found = 1;
+  }
+  assert_true(found);
+  assert_int_equal(cpd_parse(buf, len, &d, err, sizeof err), 0);
+  assert_false(d->unhooked[0].flags_known);
+  assert_int_equal(d->unhooked[0].calls, 100);
+  cpd_free(d);
+  free(buf);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -470,6 +535,7 @@ int main(void)
     cmocka_unit_test(max_within_thread),
     cmocka_unit_test(writer_roundtrip),
     cmocka_unit_test(truncations_rejected),
+    cmocka_unit_test(unhooked_sync_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,16 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <cpuid.h>
+#include <linux/filter.h>
+#include <linux/membarrier.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "posix/posix.h"
@@ -260,6 +269,90 @@ static void test_near_stub(void **state)
   munmap(m, 4096);
 }
 
+/* Whether this process may serialize its threads' cores after changing
+** code: the kernel offers membarrier SYNC_CORE and no seccomp filter is in
+** place (what unhook.c asks before it calls membarrier). */
+static int sync_core_here(void)
+{
+  long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE)) return 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int free_ = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "Seccomp:", 8)) free_ = strtol(line + 8, NULL, 10) == 0;
+  if (f) fclose(f);
+  return free_;
+}
+
+/* Each store of a patch into code is followed by a core serialization
+** (unhook.c, code_sync): one after a jump's 2-byte store, one after the
+** locked 16-byte store of a call within a block, three after the three
+** steps of a call that straddles two blocks; the bytes come out as the
+** patch wants them. */
+static void test_patch_syncs(void **state)
+{
+  (void)state;
+  unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  memset(m, 0x90, 4096);
+  uintptr_t target = (uintptr_t)m + 2048;
+  size_t offs[3] = { 3, 19, 45 };              /* 45: bytes 13-17 of a block */
+  for (int k = 0; k < 3; k++) {
+    int32_t rel = (int32_t)((intptr_t)target - (intptr_t)(m + offs[k] + 5));
+    m[offs[k]] = 0xE8;
+    memcpy(m + offs[k] + 1, &rel, 4);
+  }
+  int want = sync_core_here(), synced = -1;
+  uint32_t n0 = unhook_syncs();
+  /* a jump over the call at 3 */
+  assert_int_equal(unhook_test_poke((uintptr_t)m + 3, 2, 0, 0x03EB, &synced), 0);
+  assert_int_equal(unhook_syncs() - n0, 1);
+  assert_int_equal(synced, want);
+  assert_true(m[3] == 0xEB && m[4] == 0x03);
+  /* the calls at 19 (within a block) and 45 (across two) become calls of a stub */
+  uintptr_t stub = (uintptr_t)m + 3000;
+  /* within a block: one locked 16-byte store where the CPU has cmpxchg16b */
+  unsigned a, b, c = 0, d;
+  int cx16 = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B);
+  uint32_t steps[3] = { 0, cx16 ? 1u : 3u, 3 };
+  for (int k = 1; k < 3; k++) {
+    uint32_t before = unhook_syncs();
+    assert_int_equal(unhook_test_poke((uintptr_t)m + offs[k], 5, stub, 0x03EB, &synced), 0);
+    assert_int_equal(unhook_syncs() - before, steps[k]);
+    assert_int_equal(synced, want);
+    int32_t rel;
+    memcpy(&rel, m + offs[k] + 1, 4);
+    assert_true(m[offs[k]] == 0xE8);
+    assert_true((uintptr_t)(m + offs[k] + 5) + (uintptr_t)(intptr_t)rel == stub);
+  }
+  munmap(m, 4096);
+}
+
+/* Under a seccomp filter (one that allows everything: the runtime cannot
+** tell it from one that kills), a patch makes no membarrier call and says
+** it is not synced. Last: a filter stays for the rest of the process. */
+static void test_patch_under_seccomp(void **state)
+{
+  (void)state;
+  struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+  struct sock_fprog prog = { 1, allow };
+  assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+  assert_int_equal(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+  unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  memset(m, 0x90, 4096);
+  m[3] = 0xE8;                                    /* call +0 */
+  memset(m + 4, 0, 4);
+  int synced = -1;
+  uint32_t n0 = unhook_syncs();
+  assert_int_equal(unhook_test_poke((uintptr_t)m + 3, 2, 0, 0x03EB, &synced), 0);
+  assert_int_equal(unhook_syncs() - n0, 1);
+  assert_int_equal(synced, 0);
+  assert_true(m[3] == 0xEB && m[4] == 0x03);
+  munmap(m, 4096);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -270,6 +363,8 @@ int main(void)
     cmocka_unit_test(test_stub_call_is_patched),
     cmocka_unit_test(test_stub_counts),
     cmocka_unit_test(test_near_stub),
+    cmocka_unit_test(test_patch_syncs),
+    cmocka_unit_test(test_patch_under_seccomp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
