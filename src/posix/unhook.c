@@ -66,6 +66,7 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -301,17 +302,23 @@ static int open_code(uintptr_t at, size_t n, int writable)
   return 0;
 }
 
-/* Whether the process runs under no seccomp filter ("Seccomp:\t0" in
-** /proc/self/status): a filter may kill the process for a system call it
-** does not allow rather than fail it, and membarrier is one the runtime
-** would otherwise add to what the host makes. Asked before each patch
-** (a filter can come at any time, and never goes); no filter seen once
-** means none from then on. */
+/* Whether the calling thread runs under no seccomp filter ("Seccomp:\t0"
+** in its own status: filters are per thread unless installed for all, and
+** /proc/self is the main thread's): a filter may kill the process for a
+** system call it does not allow rather than fail it, and membarrier is one
+** the runtime would otherwise add to what the host makes. Asked before
+** each patch (a filter can come at any time, and never goes); once a
+** filter is seen, no thread calls membarrier again. */
 static int filtered;
 static int seccomp_free(void)
 {
   if (filtered) return 0;
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
+  if (fd < 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
   if (fd < 0) return !(filtered = 1);
   char buf[4096];
   ssize_t n = read(fd, buf, sizeof buf - 1);

@@ -18,6 +18,7 @@
 #include <linux/filter.h>
 #include <linux/membarrier.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,7 +277,7 @@ static int sync_core_here(void)
 {
   long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE)) return 0;
-  FILE *f = fopen("/proc/self/status", "r");
+  FILE *f = fopen("/proc/thread-self/status", "r");
   char line[256];
   int free_ = 0;
   while (f && fgets(line, sizeof line, f))
@@ -329,28 +330,42 @@ static void test_patch_syncs(void **state)
   munmap(m, 4096);
 }
 
-/* Under a seccomp filter (one that allows everything: the runtime cannot
-** tell it from one that kills), a patch makes no membarrier call and says
-** it is not synced. Last: a filter stays for the rest of the process. */
-static void test_patch_under_seccomp(void **state)
+/* A thread under a seccomp filter (one that allows everything: the runtime
+** cannot tell it from one that kills) makes no membarrier call in a patch
+** and says it is not synced; the filter is the thread's own, the main
+** thread has none (so /proc/self/status would say 0). Last: once a filter
+** is seen, the runtime never calls membarrier again. */
+static void *filtered_patch(void *arg)
 {
-  (void)state;
+  int *synced = arg;
   struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
   struct sock_fprog prog = { 1, allow };
-  assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-  assert_int_equal(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+    return NULL;
   unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  assert_true(m != MAP_FAILED);
+  if (m == MAP_FAILED) return NULL;
   memset(m, 0x90, 4096);
   m[3] = 0xE8;                                    /* call +0 */
   memset(m + 4, 0, 4);
-  int synced = -1;
   uint32_t n0 = unhook_syncs();
-  assert_int_equal(unhook_test_poke((uintptr_t)m + 3, 2, 0, 0x03EB, &synced), 0);
-  assert_int_equal(unhook_syncs() - n0, 1);
-  assert_int_equal(synced, 0);
-  assert_true(m[3] == 0xEB && m[4] == 0x03);
+  if (unhook_test_poke((uintptr_t)m + 3, 2, 0, 0x03EB, synced) != 0 || unhook_syncs() - n0 != 1 ||
+      m[3] != 0xEB || m[4] != 0x03)
+    *synced = -2;
   munmap(m, 4096);
+  return arg;
+}
+
+static void test_patch_under_seccomp(void **state)
+{
+  (void)state;
+  int synced = -1;
+  pthread_t th;
+  void *done = NULL;
+  assert_int_equal(pthread_create(&th, NULL, filtered_patch, &synced), 0);
+  assert_int_equal(pthread_join(th, &done), 0);
+  assert_true(done == &synced);
+  assert_int_equal(synced, 0);
 }
 
 int main(void)
