@@ -320,15 +320,26 @@ static int seccomp_free(void)
     fd = open(path, O_RDONLY | O_CLOEXEC);
   }
   if (fd < 0) return !(filtered = 1);
-  char buf[4096];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
+  /* Read in small pieces (a hook's slow path, maybe on a small stack),
+  ** matching "\nSeccomp:", blanks, then the mode's digit. */
+  static const char key[] = "\nSeccomp:";
+  char buf[128];
+  size_t matched = 0;
+  int mode = -1, after = 0;               /* after: the key seen, blanks next */
+  ssize_t n;
+  while (mode < 0 && (n = read(fd, buf, sizeof buf)) > 0)
+    for (ssize_t i = 0; i < n && mode < 0; i++) {
+      char c = buf[i];
+      if (after) {
+        if (c != ' ' && c != '\t') mode = c;
+      } else if (c == key[matched]) {
+        if (++matched == sizeof key - 1) after = 1;
+      } else {
+        matched = c == '\n';
+      }
+    }
   close(fd);
-  buf[n > 0 ? n : 0] = 0;
-  const char *s = strstr(buf, "\nSeccomp:");
-  if (!s) return !(filtered = 1);              /* not said: not safe to assume */
-  s += 9;
-  while (*s == ' ' || *s == '\t') s++;
-  if (*s != '0') filtered = 1;
+  if (mode != '0') filtered = 1;          /* a filter, or not said: not safe to assume none */
   return !filtered;
 }
 
