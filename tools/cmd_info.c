@@ -152,8 +152,8 @@ static void info_one(const struct cpd_dump *d)
       double ns = cpd_ticks_to_ns(d, (double)d->unhooked[k].ticks);
       if (k == 0 || ns < first) first = ns;
       counted += d->unhooked[k].calls != CPD_UNHOOKED_UNCOUNTED;
-      known += d->unhooked[k].flags_known != 0;
-      synced += d->unhooked[k].flags_known && (d->unhooked[k].flags & CPD_UNHOOKED_SYNCED);
+      known += !(d->unhooked[k].flags & CPD_UNHOOKED_SYNC_UNKNOWN);
+      synced += (d->unhooked[k].flags & CPD_UNHOOKED_SYNCED) != 0;
     }
     printf("unhooked:    %u function%s, their hook calls patched out of the code from %s\n"
            "             after start (CAPPROF_UNHOOK): later calls of %u counted at entry\n",

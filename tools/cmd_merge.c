@@ -149,8 +149,7 @@ static int add_unhooked(struct cpd_dump *d, uint64_t key, const struct prof_func
                                               f->uncounted ? CPD_UNHOOKED_UNCOUNTED : f->ucalls,
                                               f->unsynced ? 0
                                               : f->sync_unknown ? CPD_UNHOOKED_SYNC_UNKNOWN
-                                              : CPD_UNHOOKED_SYNCED,
-                                              !f->sync_unknown || f->unsynced };
+                                              : CPD_UNHOOKED_SYNCED };
   return 0;
 }
 

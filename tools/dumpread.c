@@ -249,9 +249,8 @@ static int parse_unhooked(struct cpd_dump *d, struct cursor *c, char *err, size_
     d->unhooked[i].ticks = cpd_get64(c->p + 8);
     d->unhooked[i].calls = rec >= CPD_UNHOOKED_REC_SIZE_CALLS ? cpd_get64(c->p + 16)
                                                               : CPD_UNHOOKED_UNCOUNTED;
-    d->unhooked[i].flags = rec >= CPD_UNHOOKED_REC_SIZE ? cpd_get32(c->p + 24) : 0;
-    d->unhooked[i].flags_known = rec >= CPD_UNHOOKED_REC_SIZE &&
-                                 !(d->unhooked[i].flags & CPD_UNHOOKED_SYNC_UNKNOWN);
+    d->unhooked[i].flags = rec >= CPD_UNHOOKED_REC_SIZE ? cpd_get32(c->p + 24)
+                                                        : CPD_UNHOOKED_SYNC_UNKNOWN;
     c->p += rec;
   }
   d->nunhooked = n;

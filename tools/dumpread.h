@@ -107,8 +107,8 @@ struct cpd_unhooked {
   uint64_t ticks;                   /* since the start (CLOCK's ticks) */
   uint64_t calls;                   /* counted after it (format 1.7), or
                                     ** CPD_UNHOOKED_UNCOUNTED */
-  uint32_t flags;                   /* CPD_UNHOOKED_* (format 1.8) */
-  int flags_known;                  /* 0: an older dump, flags unknown */
+  uint32_t flags;                   /* CPD_UNHOOKED_* (format 1.8; an older
+                                    ** dump's: CPD_UNHOOKED_SYNC_UNKNOWN) */
 };
 
 /* A THREADS record that holds several ended threads (THREAD_MERGES). */

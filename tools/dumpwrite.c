@@ -245,7 +245,7 @@ int cpd_serialize(const struct cpd_dump *d, unsigned char **out, size_t *len)
       put64(&b, d->unhooked[i].key);
       put64(&b, d->unhooked[i].ticks);
       put64(&b, d->unhooked[i].calls);
-      put32(&b, d->unhooked[i].flags_known ? d->unhooked[i].flags : CPD_UNHOOKED_SYNC_UNKNOWN);
+      put32(&b, d->unhooked[i].flags);
       put32(&b, 0);
     }
     section(&t, CPD_SEC_UNHOOKED, s, b.len);

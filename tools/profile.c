@@ -1204,7 +1204,7 @@ void prof_flat(struct profile *p)
       double ns = cpd_ticks_to_ns(d, (double)d->unhooked[r].ticks);
       if (ns <= 0) ns = 1;
       if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
-      if (!d->unhooked[r].flags_known) f->sync_unknown = 1;
+      if (d->unhooked[r].flags & CPD_UNHOOKED_SYNC_UNKNOWN) f->sync_unknown = 1;
       else if (!(d->unhooked[r].flags & CPD_UNHOOKED_SYNCED)) f->unsynced = 1;
       if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED || p->ucalls_off) f->uncounted = 1;
       else f->ucalls += d->unhooked[r].calls;

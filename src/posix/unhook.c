@@ -55,9 +55,10 @@
 ** nodes keep what they had, and the dump lists it with the time it was
 ** unhooked and the calls its stub counted (section UNHOOKED). Its time goes
 ** to its caller's self, and samples in its code are charged back to it by
-** program counter when it is a callee of the node on top (tools/profile.c). It stays unhooked in a
-** fork child and after capprof_reset. If mprotect fails (a policy against
-** writable code), nothing is patched from then on.
+** program counter when it is a callee of the node on top
+** (tools/profile.c). It stays unhooked in a fork child and after
+** capprof_reset. If mprotect fails (a policy against writable code),
+** nothing is patched from then on.
 */
 #define _GNU_SOURCE                       /* dladdr */
 #include <dlfcn.h>
@@ -373,8 +374,8 @@ static int code_sync(void)
   return rc;
 }
 
-/* Patches since the current function's began whose stores could not all
-** be followed by code_sync (under patch_lock). */
+/* A store of the current patch was not followed by code_sync (under
+** patch_lock). */
 static int unsynced;
 
 static void sync_after_store(void)
@@ -384,6 +385,14 @@ static void sync_after_store(void)
 }
 
 uint32_t unhook_syncs(void) { return syncs; }
+
+/* A patch begins: none of its stores unsynced yet; membarrier only where
+** the kernel has it and this thread runs under no seccomp filter. */
+static void patch_begin(void)
+{
+  unsynced = 0;
+  sync_allowed = sync_state >= 0 && seccomp_free();
+}
 
 static void store16(uintptr_t at, uint16_t v)
 {
@@ -503,8 +512,7 @@ static int poke_call(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp)
 ** store was followed by code_sync. */
 int unhook_test_poke(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp, int *synced)
 {
-  unsynced = 0;
-  sync_allowed = seccomp_free();
+  patch_begin();
   int rc = len == 2 ? poke16(at, jmp) : poke_call(at, len, to, jmp);
   *synced = !unsynced;
   return rc;
@@ -637,8 +645,6 @@ static int patch(const struct cp_unhook_learn *l)
   uint16_t jmp, exit_jmp[CP_UNHOOK_SITES];
   uintptr_t fn = load_fn(l->kind, l->key);
   int e = hook_call(l->entry, entry_hook(l->kind), fn, &at, &jmp);
-  unsynced = 0;
-  sync_allowed = seccomp_free();
   if (e < 0 || (e == 1 && !patchable(at)) ||
       (l->kind == CP_PROBE_CYG && e == 1 && !passes_fn(l->entry - 5, l->key)))
     return 0;                                  /* exits untouched: the function stays hooked */
@@ -652,6 +658,7 @@ static int patch(const struct cp_unhook_learn *l)
       return 0;
   }
   /* Return sites first: a call entered meanwhile still finds its exit. */
+  patch_begin();
   for (uint32_t k = 0; k < l->nsites && !refused; k++)
     if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
   if (e == 0) {                                /* its exits seen since, on another path */

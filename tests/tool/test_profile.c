@@ -466,11 +466,11 @@ static void unhooked_sync_flags(void **state)
   (void)state;
   struct fixture f;
   setup_dump(&f, chain, 4);
-  struct cpd_unhooked u = { F(0x20), 5, 100, CPD_UNHOOKED_SYNCED, 1 };
+  struct cpd_unhooked u = { F(0x20), 5, 100, CPD_UNHOOKED_SYNCED };
   f.d.nunhooked = 1;
   f.d.unhooked = &u;
   struct cpd_dump *d = roundtrip(&f.d);
-  assert_true(d->unhooked[0].flags_known && d->unhooked[0].flags == CPD_UNHOOKED_SYNCED);
+  assert_true(d->unhooked[0].flags == CPD_UNHOOKED_SYNCED);
   struct profile *p = prof_new();
   assert_int_equal(prof_add_dump(p, d), 0);
   prof_flat(p);
@@ -486,9 +486,9 @@ static void unhooked_sync_flags(void **state)
   assert_true(fn->unsynced && !fn->sync_unknown);
   prof_free(p);
 
-  u.flags_known = 0;                               /* not known: stays so */
+  u.flags = CPD_UNHOOKED_SYNC_UNKNOWN;             /* not known: stays so */
   d = roundtrip(&f.d);
-  assert_false(d->unhooked[0].flags_known);
+  assert_true(d->unhooked[0].flags == CPD_UNHOOKED_SYNC_UNKNOWN);
   assert_int_equal(d->unhooked[0].calls, 100);
   p = prof_new();
   assert_int_equal(prof_add_dump(p, d), 0);
@@ -498,7 +498,6 @@ static void unhooked_sync_flags(void **state)
   prof_free(p);
 
   /* a 1.7 record: 24 bytes, no flags */
-  u.flags_known = 1;
   u.flags = CPD_UNHOOKED_SYNCED;
   unsigned char *buf;
   size_t len;
@@ -515,7 +514,7 @@ static void unhooked_sync_flags(void **state)
   }
   assert_true(found);
   assert_int_equal(cpd_parse(buf, len, &d, err, sizeof err), 0);
-  assert_false(d->unhooked[0].flags_known);
+  assert_true(d->unhooked[0].flags == CPD_UNHOOKED_SYNC_UNKNOWN);
   assert_int_equal(d->unhooked[0].calls, 100);
   cpd_free(d);
   free(buf);
