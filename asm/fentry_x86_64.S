@@ -83,8 +83,10 @@
 #define T_DEBT        48
 #define T_COUNTDOWN   56
 #define T_RNG         60
-#define T_UNHOOK      224
-#define T_UCALLS      312
+#define T_RING_HEAD   64
+#define T_RING_SEEN   72
+#define T_UNHOOK      240
+#define T_UCALLS      328
 /* struct cp_unhook */
 #define U_ACTIVE      0
 #define UNHOOK_COUNTED 1024
@@ -173,8 +175,10 @@
         mov     %rdx, N_MAX(%rsi)
 .endm
 
-/* r11 = this thread's cp_thread, or jump to \out when there is none or it
- * is out of step with cp_g.gate (start-up, pause, reset: the workers). */
+/* r11 = this thread's cp_thread, or jump to \out when there is none, it
+ * is out of step with cp_g.gate (start-up, pause, reset), or its sampling
+ * ring holds samples the hooks have not read (cp_ring_pending): the
+ * workers. */
 .macro THREAD_OR out
         movq    posix_tls@gottpoff(%rip), %r11
         movq    %fs:(%r11), %r11
@@ -182,6 +186,10 @@
         jz      \out
         mov     cp_g+G_GATE(%rip), %eax
         cmp     %eax, T_GATE(%r11)
+        jne     \out
+        mov     T_RING_HEAD(%r11), %rax
+        mov     (%rax), %rax
+        cmp     T_RING_SEEN(%r11), %rax
         jne     \out
 .endm
 

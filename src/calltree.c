@@ -316,6 +316,7 @@ struct cp_thread *calltree_new(uint32_t node_cap)
   if (commit_nodes(t, CP_FIRST_NODE) != 0) goto fail_tab;
 
   init_fixed_nodes(t);
+  cp_ring_none(t);
   t->top = t->frames;
   t->frames[0].node = CP_NODE_ROOT;
   t->frames[0].sp = UINTPTR_MAX;     /* the sentinel is never popped */
@@ -416,6 +417,7 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   t->next = NULL;
   t->tid = t->start_ns = t->end_ns = t->end_ticks = 0;
   t->exit_rounds = 0;
+  cp_ring_none(t);
   t->name_fixed = 0;
   intercept_thread_free(t);
   throttle_thread_free(t);

@@ -91,7 +91,9 @@ enum cpd_sample_method {
   CPD_SM_PERF = 1,        /* Linux perf_event_open, one event per thread */
   CPD_SM_CPU_TIMER = 2,   /* POSIX per-thread CPU-time timer and a signal */
   CPD_SM_NT_PROFILE = 3,  /* NtCreateProfileEx profile object */
-  CPD_SM_SUSPEND = 4      /* sampler thread: suspend, read context, resume */
+  CPD_SM_SUSPEND = 4,     /* sampler thread: suspend, read context, resume */
+  CPD_SM_RING = 5         /* Linux perf_event_open per thread into a ring
+                          ** buffer the hooks read: no signal (the default) */
 };
 #define CPD_SS_UNIT_NS     1u     /* interval in nanoseconds of CPU time */
 #define CPD_SS_UNIT_EVENTS 2u     /* interval in counted events */

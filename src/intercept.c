@@ -399,6 +399,7 @@ void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uin
 {
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return s->real;
+  if (cp_ring_pending(t)) cp_ring_drain(t);   /* samples of the caller's path */
   struct cp_rstack *r = t->rstack;
   if (CP_UNLIKELY(!r) && !(r = rstack_new(t))) {
     A.unrecorded++;
@@ -450,6 +451,7 @@ void *intercept_exit_thread(struct cp_thread *t, uintptr_t *after)
   uintptr_t *slot = after - 1;
   struct cp_rstack *r = t->rstack;
   int record = CP_LIKELY(t->gate == cp_g.gate) || !runtime_sync(t);
+  if (cp_ring_pending(t)) cp_ring_drain(t);   /* samples of the returning call */
   uintptr_t orig;
   do {                        /* more than once after tail calls (see enter) */
     struct icpt_ret *e = r->top;

@@ -79,6 +79,12 @@ struct cp_thread {
                               ** thread clock (cp_tnow) runs without them */
   uint32_t countdown;         /* throttled calls until the next timed one */
   uint32_t rng;               /* xorshift state for the countdown's length */
+  /* Sampling through a perf ring buffer (posix/perf.c): the kernel's write
+  ** position in this thread's ring, and how far the hooks have read it.
+  ** Without a ring it points at ring_seen, so the hooks' check
+  ** (cp_ring_pending) is always false and needs no test for NULL. */
+  const volatile uint64_t *ring_head;
+  uint64_t ring_seen;
 
   uint32_t cap;               /* node cap; past it calls go to the overflow node */
   size_t nodes_bytes;         /* reserved size of nodes */
@@ -255,6 +261,25 @@ uint64_t cp_median(uint64_t *v, int n) CP_HIDDEN;     /* sorts v */
 void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64_t outer) CP_HIDDEN;
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
 void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
+
+/* ---- sampling through a ring buffer (posix/perf.c) ---------------------- */
+
+/* Samples the kernel wrote into this thread's ring since the hooks last
+** read it. Every hook asks before it changes the shadow stack: between two
+** hooks of a thread its call path does not change, so a sample read then
+** belongs to the node on top (cp_ring_drain). */
+CP_INLINE int cp_ring_pending(const struct cp_thread *t)
+{
+  return *t->ring_head != t->ring_seen;
+}
+/* Charge the samples waiting in t's ring (the calling thread's own). */
+void cp_ring_drain(struct cp_thread *t) CP_HIDDEN;
+/* A thread without a ring: the hooks' check reads its own ring_seen. */
+CP_INLINE void cp_ring_none(struct cp_thread *t)
+{
+  t->ring_seen = 0;
+  t->ring_head = &t->ring_seen;
+}
 
 /* ---- thread trees (calltree.c) ----------------------------------------- */
 

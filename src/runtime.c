@@ -14,7 +14,7 @@ struct cp_global cp_g CP_ALIGNED(64);
 /* Installed as the thread state while a thread's state is being made, and for
 ** good when recording is impossible: its gate never matches, so the hooks go
 ** to runtime_sync, which tells them to do nothing. */
-static struct cp_thread busy_thread = { .gate = 0xFFFFFFFFu };
+static struct cp_thread busy_thread = { .gate = 0xFFFFFFFFu, .ring_head = &busy_thread.ring_seen };
 
 #define DEFAULT_NODE_CAP (UINT32_C(1) << 22)
 #define DEFAULT_PATTERN  "%n.%p.capprof"
@@ -176,6 +176,7 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     os_thread_register(t);
     os_set_thread(t);
     sampler_thread_begin();            /* sampling events of a thread started later */
+    sampler_ring_open(t);              /* the default sampling's ring (Linux) */
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
@@ -202,6 +203,7 @@ CP_PROBE_CODE int runtime_sync(struct cp_thread *t)
 void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
+  sampler_ring_end(t);                   /* its last samples, then no ring */
   t->end_ticks = cp_tnow(t);
   /* The OS name may have been set after the tree was made (often by the
   ** thread's first intercepted call, pthread_setname_np itself). */
@@ -235,6 +237,7 @@ void runtime_thread_retire(struct cp_thread *t)
 void runtime_fork_prepare(void)
 {
   os_lock();
+  sampler_ring_fork_prepare();
 #if defined(__x86_64__) && !defined(_WIN32)
   unhook_fork_prepare();       /* src/posix/unhook.c */
 #endif
@@ -245,6 +248,7 @@ void runtime_fork_parent(void)
 #if defined(__x86_64__) && !defined(_WIN32)
   unhook_fork_parent();
 #endif
+  sampler_ring_fork_parent();
   os_unlock();
 }
 

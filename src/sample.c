@@ -28,6 +28,7 @@ static const struct sample_source sources[] = {
 #define NSOURCES (sizeof sources / sizeof sources[0])
 
 #define DEFAULT_TIME_NS   1000000u      /* 1 ms */
+#define DEFAULT_RING_NS   250000u       /* the default sampling's: 4 kHz of CPU time */
 #define DEFAULT_EVENTS    1000000u
 #define MIN_TIME_NS       10000u        /* 10 us: below it the handler is the profile */
 #define MAX_BUCKETS       (1u << 26)
@@ -190,12 +191,21 @@ static int in_probe(uint64_t pc) { (void)pc; return 0; }
 ** program samples, or to its probe samples when the program counter was in
 ** capprof's hooks (their cost is what compensation estimates; here it is
 ** measured, and left out of the program's own time). */
+static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uint32_t node,
+                           uint64_t pc, uint64_t caller);
+
 static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc,
                         uint64_t caller)
 {
   struct cp_frame *top = tree->top;
   if (top < tree->frames || top >= tree->commit_end) return;
-  uint32_t node = top->node, n = tree->nnodes;
+  charge_node_at(st, tree, top->node, pc, caller);
+}
+
+static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uint32_t node,
+                           uint64_t pc, uint64_t caller)
+{
+  uint32_t n = tree->nnodes;
   if (node >= n) return;
   if (!st->node_samples) {
     size_t bytes = page_round((size_t)tree->cap * sizeof(uint32_t));
@@ -261,6 +271,17 @@ static int after_call(uintptr_t v)
   return 0;
 }
 
+/* The same from a copy of the stack's first words (a ring's sample). */
+static uint64_t library_caller_copied(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
+{
+  if (!exe_hi || (pc >= exe_lo && pc < exe_hi)) return 0;
+  for (uint32_t k = 0; k < nwords && k < SAMPLE_SCAN_WORDS; k++) {
+    uintptr_t v = (uintptr_t)word(ctx, k);
+    if (v >= exe_lo && v < exe_hi && after_call(v)) return ((uint64_t)v - 1) | SAMPLE_PC_CALLER;
+  }
+  return 0;
+}
+
 static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
 {
   if (!exe_hi || (r->pc >= exe_lo && r->pc < exe_hi)) return 0;
@@ -273,6 +294,15 @@ static uint64_t library_caller(const struct sample_thread *st, const struct samp
   return 0;
 }
 #else
+static uint64_t library_caller_copied(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
+{
+  (void)pc;
+  (void)word;
+  (void)ctx;
+  (void)nwords;
+  return 0;
+}
+
 static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
 {
   (void)st;
@@ -367,6 +397,38 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
     st->lost++;
     SAMPLE_ADD64(&s->lost, 1);
   }
+}
+
+void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                       const uint64_t *stack, int n, sample_word_fn word, void *ctx,
+                       uint32_t nwords)
+{
+  if (!s->running) return;
+  SAMPLE_ADD64(&s->samples, 1);
+  if (!st) {
+    SAMPLE_ADD64(&s->lost, 1);
+    return;
+  }
+  st->samples++;
+  if (tree) charge_node(st, tree, stack[0], library_caller_copied(stack[0], word, ctx, nwords));
+  if (n > 1) SAMPLE_ADD64(&s->walked, 1);
+  if (record_stack(st, stack, n) == 0) {
+    SAMPLE_ADD64(&s->hits, 1);
+  } else {
+    st->lost++;
+    SAMPLE_ADD64(&s->lost, 1);
+  }
+}
+
+void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                 uint32_t node, uint64_t n)
+{
+  if (!s->running || !n) return;
+  SAMPLE_ADD64(&s->samples, n);
+  SAMPLE_ADD64(&s->lost, n);
+  if (!st || !tree) return;
+  st->samples += n;
+  for (uint64_t i = 0; i < n && i < 1000000; i++) charge_node_at(st, tree, node, 0, 0);
 }
 
 /* ---- sessions ------------------------------------------------------------- */
@@ -625,13 +687,60 @@ static void report_line(const char *text)
 int sample_requested(void)
 {
   const char *env = os_getenv("CAPPROF_SAMPLE");
-  return env && *env && strcmp(env, "0") != 0;
+  return env && *env && strcmp(env, "0") != 0 && strcmp(env, "off") != 0 &&
+         strcmp(env, "auto") != 0;
+}
+
+int sample_default_wanted(void)
+{
+#if defined(__linux__)
+  const char *env = os_getenv("CAPPROF_SAMPLE");
+  return !env || !*env || !strcmp(env, "auto");
+#else
+  return 0;                      /* the ring buffer is Linux's */
+#endif
+}
+
+/* Without CAPPROF_SAMPLE: sample every hooked thread through a ring buffer
+** its hooks read (posix/perf.c), so that each function's time comes from
+** where the samples land. Where the kernel does not allow it the session is
+** recorded as not run, with the reason, and the times are the hooks'
+** compensated ones; nothing is printed (the program did not ask). */
+static void sample_default_start(void)
+{
+  if (!exe_hi && sampler_module_range(NULL, &exe_lo, &exe_hi) != 0) exe_lo = exe_hi = 0;
+  os_lock();
+  struct sample_session *s = new_session(CPD_SK_PROCESS);
+  if (!s) {
+    os_unlock();
+    return;
+  }
+  copy_text(s->name, sizeof s->name, "default");
+  s->lo = 0;
+  s->hi = UINTPTR_MAX;
+  s->source = &sources[0];                     /* time: task-clock */
+  s->interval = DEFAULT_RING_NS;
+  char why[200];
+  if (sampler_ring_start(s, why, sizeof why) == 0) {
+    s->running = 1;
+    process_session = s;
+  } else {
+    s->failed = 1;
+    copy_text(s->note, sizeof s->note, why);
+    append_text(s->note, sizeof s->note, "; times are the hooks' compensated estimates");
+  }
+  os_unlock();
 }
 
 void sample_init_from_env(void)
 {
   const char *env = os_getenv("CAPPROF_SAMPLE");
-  if (!sample_requested() || cp_g.disabled) return;
+  if (cp_g.disabled) return;
+  if (sample_default_wanted()) {
+    sample_default_start();
+    return;
+  }
+  if (!sample_requested()) return;
   char spec[128], msg[600];
   copy_text(spec, sizeof spec, env);
   char *colon = strchr(spec, ':');
@@ -716,6 +825,7 @@ void sample_tree_retired(struct cp_thread *t, const struct cp_ended *e)
 
 void sample_finish(void)
 {
+  sampler_ring_flush();          /* the calling thread's last samples */
   os_lock();
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
     struct sample_session *s = &sample_sessions[i];

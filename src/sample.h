@@ -141,8 +141,24 @@ struct sample_thread *sample_thread_claim(uint64_t tid) CP_HIDDEN;
 ** lock, no allocation but sample_thread_claim's, errno untouched. */
 void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
                 const struct sample_regs *r) CP_HIDDEN;
+/* The same for a sample read from a ring buffer later, by the sampled
+** thread itself while its call path is still the one sampled (perf.c):
+** stack[0] is the program counter, stack[1..n-1] return addresses minus
+** one (the kernel's frame-pointer walk); word(ctx, k) reads the k-th of
+** nwords copied from the stack pointer up. */
+typedef uint64_t (*sample_word_fn)(void *ctx, uint32_t k);
+void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                       const uint64_t *stack, int n, sample_word_fn word, void *ctx,
+                       uint32_t nwords) CP_HIDDEN;
+/* n samples the kernel could not write (the ring was full), charged to
+** node of tree; their program counters and stacks are lost. */
+void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
+                 uint32_t node, uint64_t n) CP_HIDDEN;
 /* Start CAPPROF_SAMPLE's process-wide sampling, if set (runtime_init). */
 void sample_init_from_env(void) CP_HIDDEN;
+/* Whether the default sampling (a ring buffer, Linux) will be tried:
+** CAPPROF_SAMPLE unset, empty or "auto". */
+int sample_default_wanted(void) CP_HIDDEN;
 /* Whether CAPPROF_SAMPLE asks for process sampling (set, not empty, not 0). */
 int sample_requested(void) CP_HIDDEN;
 /* Thread state t was retired (its thread ended): its tree now lives in the
@@ -195,6 +211,19 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi) CP_HIDD
 ** its events for every running session. Not under os_lock; cheap when
 ** nothing was ever sampled. */
 void sampler_thread_begin(void) CP_HIDDEN;
+/* Sampling through a ring buffer the hooks read (the default; Linux):
+** start s for the hooked threads (a trial ring for the calling thread);
+** 0, or CAPPROF_ENOTSUP with why. Under os_lock. */
+int sampler_ring_start(struct sample_session *s, char *why, size_t n) CP_HIDDEN;
+/* The calling thread's ring, at its first hook (t: its state). */
+void sampler_ring_open(struct cp_thread *t) CP_HIDDEN;
+/* The calling thread ends: read its ring a last time and unmap it. */
+void sampler_ring_end(struct cp_thread *t) CP_HIDDEN;
+/* Read the calling thread's ring now (before the last dump). */
+void sampler_ring_flush(void) CP_HIDDEN;
+/* Around fork: the child has no copy of the forking thread's ring. */
+void sampler_ring_fork_prepare(void) CP_HIDDEN;
+void sampler_ring_fork_parent(void) CP_HIDDEN;
 /* In a fork child, under os_lock: drop the parent's events and per-thread
 ** states; sessions still marked running are started again for this thread
 ** by the caller. */

@@ -86,7 +86,7 @@ void throttle_init(void)
     /* Decided before any hook runs (the check is an equality: a threshold
     ** lowered later would pass nodes already over it by); throttle_settle
     ** raises it back if sampling does not start. */
-    if (unhook_mode == 1 || (unhook_mode == UNHOOK_AUTO && sample_requested()))
+    if (unhook_mode == 1 || (unhook_mode == UNHOOK_AUTO && (sample_requested() || sample_default_wanted())))
       cp_g.throttle_calls = UNHOOK_CALLS;
     return;
   }

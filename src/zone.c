@@ -281,6 +281,7 @@ static struct cp_thread *zone_thread(void)
 ** the token names the frame, and closing it keeps the stack true. */
 static int zone_blocked(struct cp_thread *t, int closing)
 {
+  if (cp_ring_pending(t)) cp_ring_drain(t);   /* samples of the path before the zone's change */
   if (CP_LIKELY(t->gate == cp_g.gate)) return 0;
   if (!runtime_sync(t)) return 0;
   return !(closing && runtime_thread_real(t) && t->gate != GATE_BUSY && !cp_g.finished);

@@ -528,6 +528,12 @@ int cmd_report(int argc, char **argv)
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
+  /* The default sampling did not run (the kernel refused it): say why the
+  ** times are the hooks' compensated ones. */
+  for (uint32_t i = 0; !cpu && !raw && i < p->ndumps; i++) {
+    const struct cpd_sample_session *ss = cpd_process_sampling(p->dumps[i].d);
+    if (ss && (ss->flags & CPD_SS_F_FAILED)) samples_describe(stdout, p->dumps[i].d);
+  }
   /* A run whose measured time was mostly (over half) the hooks' own: its
   ** times rest on the compensation's model as much as on the measurement
   ** (docs/tool.md). */

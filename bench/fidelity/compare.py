@@ -159,12 +159,17 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--samples", action="store_true")
+    ap.add_argument("--samples-if-any", action="store_true",
+                    help="--samples when the run was sampled (the default mode), "
+                         "else the hooks' compensated times")
     ap.add_argument("--hooked")
     ap.add_argument("--runtime-syms")
     ap.add_argument("--near")
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
+    if a.samples_if_any:
+        a.samples = any(fn.get("self_samples", 0) for fn in doc["functions"])
     comp = cap_profile(doc, a.module, "self_ns")
     raw = cap_profile(doc, a.module, "self_ns_raw")
     known = set(comp)

@@ -58,7 +58,7 @@ CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
-  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate)) return CODE_FULL;
+  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate || cp_ring_pending(t))) return CODE_FULL;
   uint32_t mode = (uint32_t)cp_g.use_tsc;
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
@@ -97,6 +97,7 @@ CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_FENTRY)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_FENTRY, __ATOMIC_RELAXED);
+  if (cp_ring_pending(t)) cp_ring_drain(t);          /* samples of the caller's path */
   if (t->top->sp <= sp) calltree_unwind(t, sp + 1, since - t->debt);
   cp_hot_enter(t, (uint64_t)key, sp, since);
 }
@@ -109,7 +110,7 @@ CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
-  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate)) return CODE_FULL;
+  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate || cp_ring_pending(t))) return CODE_FULL;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp > sp)) return CODE_DONE;     /* not recorded at entry */
   if (CP_UNLIKELY(f->kind != CP_FRAME_TIMED)) {      /* throttled */
@@ -149,6 +150,7 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
     return;
   }
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (cp_ring_pending(t)) cp_ring_drain(t);          /* samples of the returning call */
   uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   if (f->sp < sp) f = calltree_unwind(t, sp, now);   /* left by longjmp, exceptions */
@@ -176,10 +178,12 @@ _Static_assert(offsetof(struct cp_thread, mask) == 40, "T_MASK");
 _Static_assert(offsetof(struct cp_thread, debt) == 48, "T_DEBT");
 _Static_assert(offsetof(struct cp_thread, countdown) == 56, "T_COUNTDOWN");
 _Static_assert(offsetof(struct cp_thread, rng) == 60, "T_RNG");
-_Static_assert(offsetof(struct cp_thread, unhook) == 224, "T_UNHOOK");
+_Static_assert(offsetof(struct cp_thread, ring_head) == 64, "T_RING_HEAD");
+_Static_assert(offsetof(struct cp_thread, ring_seen) == 72, "T_RING_SEEN");
+_Static_assert(offsetof(struct cp_thread, unhook) == 240, "T_UNHOOK");
 _Static_assert(offsetof(struct cp_unhook, active) == 0, "U_ACTIVE");
 _Static_assert(CP_UNHOOK_COUNTED == 1024, "UNHOOK_COUNTED");
-_Static_assert(offsetof(struct cp_thread, ucalls) == 312, "T_UCALLS");
+_Static_assert(offsetof(struct cp_thread, ucalls) == 328, "T_UCALLS");
 _Static_assert(sizeof(struct cp_node) == 48, "node size");
 _Static_assert(offsetof(struct cp_node, key) == 0, "N_KEY");
 _Static_assert(offsetof(struct cp_node, parent) == 8, "N_PARENT");

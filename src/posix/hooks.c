@@ -36,6 +36,7 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t 
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_CYG)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_CYG, __ATOMIC_RELAXED);
+  if (cp_ring_pending(t)) cp_ring_drain(t);      /* samples of the caller's path */
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp, since);
 }
 
@@ -44,18 +45,19 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t s
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (cp_ring_pending(t)) cp_ring_drain(t);      /* samples of the returning call */
   cp_hot_exit(t, (uint64_t)(uintptr_t)fn, sp, 1);   /* a sampled call's too */
 }
 
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
-** compare, then one clock read, 6 loads, 4 stores, 1 combined branch; a
+** compare, the ring's two loads and compare, then one clock read, 6 loads, 4 stores, 1 combined branch; a
 ** leaf function: no calls, four registers saved. */
 CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) &&
+  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) && CP_LIKELY(!cp_ring_pending(t)) &&
       CP_LIKELY(cp_hot_enter_try(t, (uint64_t)(uintptr_t)fn, sp))) {
 #if CP_UNHOOK
     /* A throttled call timed as a sample (one in P): unhooking learns
@@ -76,13 +78,13 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 }
 
 /* Cost (fast path, see cp_hot_exit_try): one TLS load, one gate load and
-** compare, one ordered clock read, 4 loads, 5 stores, 3 branches. */
+** compare, the ring's two loads and compare, one ordered clock read, 4 loads, 5 stores, 3 branches. */
 CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate)) {
+  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) && CP_LIKELY(!cp_ring_pending(t))) {
 #if CP_UNHOOK
     /* Unhooking learns the exit hook's call sites from sampled returns. */
     if (CP_UNLIKELY(t->top->kind == CP_FRAME_SAMPLED) && t->unhook && t->unhook->active) {

@@ -209,6 +209,36 @@ void os_restore_errors(os_errsave s) { errno = s.err; }
 ** from a less privileged caller. */
 const char *os_getenv(const char *name) { return secure_getenv(name); }
 
+int posix_seccomp_none(void)
+{
+  int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
+  if (fd < 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
+  if (fd < 0) return 0;
+  /* Match "\nSeccomp:", blanks, then the mode's digit. */
+  static const char key[] = "\nSeccomp:";
+  char buf[128];
+  size_t matched = 0;
+  int mode = -1, after = 0;               /* after: the key seen, blanks next */
+  ssize_t n;
+  while (mode < 0 && (n = read(fd, buf, sizeof buf)) > 0)
+    for (ssize_t i = 0; i < n && mode < 0; i++) {
+      char c = buf[i];
+      if (after) {
+        if (c != ' ' && c != '\t') mode = c;
+      } else if (c == key[matched]) {
+        if (++matched == sizeof key - 1) after = 1;
+      } else {
+        matched = c == '\n';
+      }
+    }
+  close(fd);
+  return mode == '0';                     /* a filter, or not said: not safe to assume none */
+}
+
 int os_is_privileged(void) { return getauxval(AT_SECURE) != 0; }
 
 void os_report(const char *msg)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -447,8 +448,14 @@ static void close_all(struct sample_session *s)
     if (events[i].live && events[i].slot == s->slot) close_event(&events[i]);
 }
 
+static void ring_fork_child(void);
+
 int sampler_start(struct sample_session *s, char *why, size_t n)
 {
+  if (s->method == CPD_SM_RING) {              /* a fork child's: its own ring */
+    sampler_ring_open(posix_tls);
+    return 0;
+  }
   int rc = install_handler(why, n);
   if (rc) return rc;
   if (!ever_started) {
@@ -516,6 +523,7 @@ int sampler_set_interval(struct sample_session *s)
 
 void sampler_fork_child(void)
 {
+  ring_fork_child();
   /* The parent's events watch the parent's threads; the child's copies of
   ** their fds are closed (the parent's stay open). Timers are not inherited. */
   for (uint32_t i = 0; i < nevents; i++) {
@@ -565,4 +573,270 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
   *lo = c.lo;
   *hi = c.hi;
   return 0;
+}
+
+/* ---- sampling through a ring buffer (the default) ---------------------------------
+**
+** Without CAPPROF_SAMPLE, a program built with hooks is sampled without a
+** signal: each hooked thread opens, at its first hook, a task-clock event
+** of its own (user mode only) whose samples the kernel writes into a ring
+** buffer mapped into the process; the descriptor is closed at once (the
+** mapping keeps the event). The kernel writes a sample when it takes it,
+** and every hook compares the ring's write position with what it has read
+** (cp_ring_pending, two loads) before it changes the shadow stack: between
+** two hooks of a thread the call path does not change, so the samples found
+** belong to the node on top, as a signal handler would have found them.
+** Each sample carries its program counter, the kernel's frame-pointer walk
+** of the user stack, and a copy of the stack's first RING_STACK_BYTES (for
+** a library call made by an unhooked function: sample.c). A ring that
+** fills up (a long stretch without hooks) makes the kernel count what it
+** could not write: those samples go to the same node, without a program
+** counter. A thread that never runs a hook has no ring. */
+
+#define RING_DATA_PAGES 16u                    /* power of two: 64 KiB with 4 KiB pages */
+#define RING_STACK_BYTES 512u
+/* The largest sample: header, ip, the stack's size, copy and copied size. */
+#define RING_MAX_SAMPLE (8u * 3 + RING_STACK_BYTES + 8u)
+
+struct ring {
+  struct perf_event_mmap_page *page;           /* NULL: none */
+  const unsigned char *data;
+  uint64_t mask;                               /* data size - 1 */
+  size_t len;                                  /* mapped bytes */
+  int draining;                                /* a hook inside the drain (a signal handler's) waits */
+  /* A ring found (nearly) full may have refused samples. The kernel says
+  ** how many in a LOST record, but only before the next sample it writes,
+  ** under another node by then or never (the thread ends). They were
+  ** taken under the node on top when the full ring is read, and their
+  ** number is about the thread's CPU time since the last read in
+  ** intervals, less the samples read: charged then, and the LOST record
+  ** that follows is skipped. */
+  int skip_lost;
+  uint64_t cpu_ns;                             /* the thread's CPU time at the last read */
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
+static struct sample_session *ring_session;    /* the default sampling, once started */
+static uint32_t ring_refused;                  /* hooked threads that got no ring */
+
+static void ring_attr(struct perf_event_attr *a, uint64_t period)
+{
+  memset(a, 0, sizeof *a);
+  a->type = PERF_TYPE_SOFTWARE;
+  a->config = PERF_COUNT_SW_TASK_CLOCK;
+  a->size = sizeof *a;
+  a->sample_period = period;
+  a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_STACK_USER;
+  a->sample_stack_user = RING_STACK_BYTES;
+  a->exclude_kernel = 1;                       /* user code only: perf_event_paranoid 2 allows it */
+  a->exclude_hv = 1;
+  a->watermark = 1;                            /* nobody polls: no wake-ups */
+  a->wakeup_watermark = UINT32_MAX;
+}
+
+/* Open and map a ring for the calling thread; 0 or errno. */
+static int ring_map(uint64_t period, struct ring *r)
+{
+  if (!posix_seccomp_none()) return EPERM;     /* a filter may kill for perf_event_open */
+  struct perf_event_attr a;
+  ring_attr(&a, period);
+  int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return errno;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  size_t len = (1 + RING_DATA_PAGES) * pg;
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = m == MAP_FAILED ? errno : 0;
+  close(fd);                                   /* the mapping keeps the event */
+  if (e) return e;
+  r->page = m;
+  r->data = (const unsigned char *)m + pg;
+  r->mask = (uint64_t)RING_DATA_PAGES * pg - 1;
+  r->len = len;
+  r->draining = 0;
+  return 0;
+}
+
+int sampler_ring_start(struct sample_session *s, char *why, size_t n)
+{
+  if (perf_refused()) {
+    snprintf(why, n, "perf_event_open refused (CAPPROF_SAMPLE_NO_PERF is set)");
+    return CAPPROF_ENOTSUP;
+  }
+  if (!posix_seccomp_none()) {
+    snprintf(why, n, "the thread runs under a seccomp filter, which may not allow perf_event_open");
+    return CAPPROF_ENOTSUP;
+  }
+  struct ring probe;
+  int e = ring_map(s->interval, &probe);
+  if (e) {
+    char par[16];
+    if (e == EACCES || e == EPERM)
+      snprintf(why, n, "perf_event_open refused: %s (kernel.perf_event_paranoid = %s; "
+               "2 or less lets a program sample itself)", strerror(e), paranoid_text(par, sizeof par));
+    else
+      snprintf(why, n, "perf_event_open or its ring buffer: %s", strerror(e));
+    return CAPPROF_ENOTSUP;
+  }
+  munmap(probe.page, probe.len);
+  s->method = CPD_SM_RING;
+  snprintf(s->method_text, sizeof s->method_text,
+           "perf_event_open task-clock per hooked thread, a ring buffer the hooks read");
+  ring_session = s;
+  return 0;
+}
+
+void sampler_ring_open(struct cp_thread *t)
+{
+  struct sample_session *s = ring_session;
+  if (!s || !s->running || tls_ring.page || !runtime_thread_real(t)) return;
+  struct ring r;
+  int e = ring_map(s->interval, &r);
+  if (e) {
+    os_lock();
+    if (!ring_refused++)
+      snprintf(s->note, sizeof s->note, "a hooked thread got no sampling ring, its samples "
+               "are missing: %s%s", strerror(e),
+               e == EPERM ? " (a seccomp filter, or kernel.perf_event_mlock_kb used up)" : "");
+    os_unlock();
+    return;
+  }
+  r.cpu_ns = thread_cpu_ns();
+  tls_ring = r;
+  t->ring_seen = __atomic_load_n(&r.page->data_tail, __ATOMIC_RELAXED);
+  __atomic_store_n(&t->ring_head, (const volatile uint64_t *)&r.page->data_head, __ATOMIC_RELEASE);
+}
+
+/* The u64 at ring offset off (records are 8-byte aligned: none straddles). */
+CP_PROBE_CODE static uint64_t ring_u64(const struct ring *r, uint64_t off)
+{
+  uint64_t v;
+  memcpy(&v, r->data + (off & r->mask), sizeof v);
+  return v;
+}
+
+struct ring_words { const struct ring *r; uint64_t at; };
+
+CP_PROBE_CODE static uint64_t ring_word(void *ctx, uint32_t k)
+{
+  const struct ring_words *w = ctx;
+  return ring_u64(w->r, w->at + 8u * k);
+}
+
+/* One PERF_RECORD_SAMPLE of size bytes at off: IP, STACK_USER. */
+CP_PROBE_CODE static void ring_sample(const struct ring *r, struct sample_session *s,
+                                      struct sample_thread *st, struct cp_thread *t,
+                                      uint64_t off, uint64_t size)
+{
+  if (size < 24) return;
+  uint64_t pc = ring_u64(r, off + 8);
+  uint64_t at = off + 16;
+  uint64_t bytes = ring_u64(r, at), words = 0;
+  if (bytes && at + 16 + bytes <= off + size) {
+    uint64_t dyn = ring_u64(r, at + 8 + bytes);
+    words = (dyn < bytes ? dyn : bytes) / 8;
+  }
+  struct ring_words w = { r, at + 8 };
+  sample_hit_copied(s, st, t, &pc, 1, ring_word, &w, (uint32_t)words);
+}
+
+/* Read t's ring (the calling thread's), charging each sample to the node
+** on top: no hook of the thread ran since the last read. */
+CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
+{
+  struct ring *r = &tls_ring;
+  if (!r->page || t->ring_head != (const volatile uint64_t *)&r->page->data_head || r->draining)
+    return;
+  r->draining = 1;
+  int saved = errno;
+  uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = t->ring_seen;
+  struct sample_session *s = ring_session;
+  struct sample_thread *st = tls_state;
+  if (!st && (st = sample_thread_claim(gettid_raw())) != NULL) tls_state = st;
+  uint64_t cpu = thread_cpu_ns(), read = 0;
+  while (head - tail >= 8 && head - tail <= r->mask + 1) {
+    uint64_t h = ring_u64(r, tail);
+    uint32_t type = (uint32_t)h;
+    uint64_t size = h >> 48;
+    if (size < 8 || (size & 7) || size > head - tail) break;   /* not the kernel's: stop */
+    if (type == PERF_RECORD_SAMPLE) {
+      r->skip_lost = 0;                        /* a LOST record would have come first */
+      ring_sample(r, s, st, t, tail, size);
+      read++;
+    } else if (type == PERF_RECORD_LOST && size >= 24) {
+      if (!r->skip_lost) sample_lost(s, st, t, t->top->node, ring_u64(r, tail + 16));
+      r->skip_lost = 0;
+    }
+    tail += size;
+  }
+  if (head - t->ring_seen + RING_MAX_SAMPLE > r->mask + 1 && s && r->cpu_ns && cpu > r->cpu_ns) {
+    uint64_t due = (cpu - r->cpu_ns) / s->interval;
+    if (due > read) sample_lost(s, st, t, t->top->node, due - read);
+    r->skip_lost = 1;
+  }
+  r->cpu_ns = cpu;
+  __atomic_store_n(&r->page->data_tail, head, __ATOMIC_RELEASE);
+  t->ring_seen = head;
+  r->draining = 0;
+  errno = saved;
+}
+
+CP_PROBE_CODE void cp_ring_drain(struct cp_thread *t)
+{
+  ring_drain(t);
+}
+
+void sampler_ring_flush(void)
+{
+  struct cp_thread *t = posix_tls;
+  if (t && tls_ring.page) ring_drain(t);
+}
+
+void sampler_ring_end(struct cp_thread *t)
+{
+  struct ring *r = &tls_ring;
+  if (!r->page || !t || t->ring_head != (const volatile uint64_t *)&r->page->data_head) return;
+  ring_drain(t);
+  cp_ring_none(t);                             /* before the unmap: a late hook reads ring_seen */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  munmap(r->page, r->len);
+  memset(r, 0, sizeof *r);
+  struct sample_thread *st = tls_state;
+  if (st && !st->ended) {
+    os_thread_name(gettid_raw(), st->name, sizeof st->name);
+    st->ended = 1;
+  }
+}
+
+/* fork: the child gets no copy of a ring (the kernel maps it VM_DONTCOPY),
+** so the forking thread's hooks read their own ring_seen from before the
+** fork until the parent's or the child's handler has set them right. */
+void sampler_ring_fork_prepare(void)
+{
+  struct cp_thread *t = posix_tls;
+  if (t && tls_ring.page && t->ring_head == (const volatile uint64_t *)&tls_ring.page->data_head)
+    t->ring_head = &t->ring_seen;
+}
+
+void sampler_ring_fork_parent(void)
+{
+  struct cp_thread *t = posix_tls;
+  if (t && tls_ring.page && t->ring_head == &t->ring_seen)
+    __atomic_store_n(&t->ring_head, (const volatile uint64_t *)&tls_ring.page->data_head,
+                     __ATOMIC_RELEASE);
+}
+
+/* In the child, under os_lock: the parent's ring is not mapped here. */
+static void ring_fork_child(void)
+{
+  struct cp_thread *t = posix_tls;
+  memset(&tls_ring, 0, sizeof tls_ring);
+  if (t) cp_ring_none(t);
+  ring_refused = 0;
 }

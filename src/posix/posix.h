@@ -18,4 +18,12 @@ uintptr_t tramp_return_address(void) CP_HIDDEN;
 size_t tramp_stub_size(void) CP_HIDDEN;
 void tramp_write_stub(unsigned char *code, const struct icpt_stub *data) CP_HIDDEN;
 
+/* 1 when the calling thread has no seccomp filter ("Seccomp: 0" in its own
+** /proc/thread-self/status: filters are per thread); 0 when it has one or
+** the file cannot say. A filter may kill the process for a system call the
+** program never makes (membarrier, perf_event_open): the runtime makes
+** those only where this is 1. Reads in 128-byte pieces (a hook's slow
+** path may run on a small stack). */
+int posix_seccomp_none(void) CP_HIDDEN;
+
 #endif

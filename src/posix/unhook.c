@@ -314,33 +314,7 @@ static int filtered;
 static int seccomp_free(void)
 {
   if (filtered) return 0;
-  int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
-  if (fd < 0) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-  }
-  if (fd < 0) return !(filtered = 1);
-  /* Read in small pieces (a hook's slow path, maybe on a small stack),
-  ** matching "\nSeccomp:", blanks, then the mode's digit. */
-  static const char key[] = "\nSeccomp:";
-  char buf[128];
-  size_t matched = 0;
-  int mode = -1, after = 0;               /* after: the key seen, blanks next */
-  ssize_t n;
-  while (mode < 0 && (n = read(fd, buf, sizeof buf)) > 0)
-    for (ssize_t i = 0; i < n && mode < 0; i++) {
-      char c = buf[i];
-      if (after) {
-        if (c != ' ' && c != '\t') mode = c;
-      } else if (c == key[matched]) {
-        if (++matched == sizeof key - 1) after = 1;
-      } else {
-        matched = c == '\n';
-      }
-    }
-  close(fd);
-  if (mode != '0') filtered = 1;          /* a filter, or not said: not safe to assume none */
+  if (!posix_seccomp_none()) filtered = 1;
   return !filtered;
 }
 
@@ -657,26 +631,36 @@ static int patch(const struct cp_unhook_learn *l)
     if (l->kind == CP_PROBE_CYG && (ex[k] < 0 || (ex[k] == 1 && !patchable(exit_at[k]))))
       return 0;
   }
-  /* Return sites first: a call entered meanwhile still finds its exit. */
+  /* The entry first, then the return sites. The other way round, every
+  ** call another thread entered between the two (their stores are apart
+  ** by the serializations) would keep its frame with no exit to pop it,
+  ** charging its caller's time to it until the caller returns; this way
+  ** only a call inside the function's body while its exit is patched
+  ** does. A call entered after the entry's patch and returning through a
+  ** site not patched yet finds no frame of its own: fentry's __return__
+  ** returns at once, -finstrument-functions' exit takes the mismatch path. */
   patch_begin();
+  int counted = 0;
+  if (e == 1) {
+    if (refused) return 0;
+    /* A call of the next counting stub when it has one and the call is
+    ** patched where it is, or in place of `lea fn(%rip), %rdi` before it,
+    ** else the jump. */
+    uint32_t k = unhook_next();
+    size_t len = l->entry - at;
+    uintptr_t stub = 0;
+    if (k < CP_UNHOOK_COUNTED && (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
+                                  (len == 12 && jmp == 0x0AEB)))
+      stub = stub_for(k, at);
+    counted = stub && poke_call(at, len, stub, jmp) == 0;
+    if (!counted && (refused || poke16(at, jmp) != 0)) return 0;   /* exits untouched */
+  }
   for (uint32_t k = 0; k < l->nsites && !refused; k++)
     if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
   if (e == 0) {                                /* its exits seen since, on another path */
     if (unsynced) unhook_mark_unsynced(l->key);
     return 1;
   }
-  if (refused) return 0;
-  /* The entry: a call of the next counting stub when it has one and the
-  ** call is patched where it is, or in place of `lea fn(%rip), %rdi` before
-  ** it, else the jump. */
-  uint32_t k = unhook_next();
-  size_t len = l->entry - at;
-  uintptr_t stub = 0;
-  if (k < CP_UNHOOK_COUNTED && (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
-                                (len == 12 && jmp == 0x0AEB)))
-    stub = stub_for(k, at);
-  int counted = stub && poke_call(at, len, stub, jmp) == 0;
-  if (!counted && (refused || poke16(at, jmp) != 0)) return 0;
   unhook_log(l->key, cp_now(), counted, !unsynced);
   return 1;
 }

@@ -377,3 +377,18 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
   *hi = b;
   return 0;
 }
+
+/* Sampling through a ring buffer the hooks read is Linux's (posix/perf.c):
+** here a thread never has a ring, and its hooks' check reads ring_seen. */
+int sampler_ring_start(struct sample_session *s, char *why, size_t n)
+{
+  (void)s;
+  snprintf(why, n, "no ring-buffer sampling on Windows");
+  return CAPPROF_ENOTSUP;
+}
+void sampler_ring_open(struct cp_thread *t) { (void)t; }
+void sampler_ring_end(struct cp_thread *t) { (void)t; }
+void sampler_ring_flush(void) {}
+void sampler_ring_fork_prepare(void) {}
+void sampler_ring_fork_parent(void) {}
+void cp_ring_drain(struct cp_thread *t) { (void)t; }

@@ -69,7 +69,7 @@ def main():
     for p in (dump, shot):
         if os.path.exists(p):
             os.remove(p)
-    subprocess.run([CALLS], env=dict(os.environ, CAPPROF_OUTPUT=dump), check=True,
+    subprocess.run([CALLS], env=dict(os.environ, CAPPROF_OUTPUT=dump, CAPPROF_SAMPLE="off"), check=True,
                    stdout=subprocess.DEVNULL)
     r = subprocess.run([CAPPROF, "export", "--format=html", "-o", page, dump])
     if r.returncode not in (0, 3):

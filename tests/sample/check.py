@@ -312,6 +312,38 @@ def main():
             fail("tiny was not unhooked")
         if not tiny["unhooked_counted"] or tiny["calls"] != want:
             fail("tiny: %d calls counted, the program made %d" % (tiny["calls"], want))
+    elif check == "ring":
+        # The default sampling: a ring buffer per hooked thread, no signal.
+        if "ring buffer" not in sampling["method"] or sampling["failed"]:
+            fail("not sampled through the ring buffer: %r" % sampling)
+        h, l = func(doc, "heavy")["cpu_self_ns"], func(doc, "light")["cpu_self_ns"]
+        print("heavy %.1f ms light %.1f ms of CPU: ratio %.2f" % (h / 1e6, l / 1e6, h / max(l, 1)))
+        if not 2.2 <= h / max(l, 1) <= 4.0:
+            fail("heavy does 3 times light's work; its CPU time is %.2f times" % (h / max(l, 1)))
+        per = sorted(sum(n["self_samples"] for n in t["nodes"] if n["name"] == "heavy")
+                     for t in doc["threads"] if not t.get("sampled"))
+        print("heavy's samples per thread:", per)
+        if len(per) != 3 or per[0] < 20:
+            fail("want heavy sampled in 3 threads, >= 20 samples each")
+        child = load(capprof, dumps[1])
+        cs = child["dumps"][0].get("sampling") or {}
+        cw = func(child, "child_work")["self_samples"]
+        print("fork child: child_work %d samples, method %r" % (cw, cs.get("method")))
+        if cw < 20 or "ring buffer" not in cs.get("method", ""):
+            fail("the fork child's own ring did not sample child_work")
+        if any(f["name"] == "child_work" for f in doc["functions"]):
+            fail("the parent's dump has child_work")
+    elif check == "ring_refused":
+        # DUMP WORDS: the default sampling did not run, the reason said
+        want = dumps[1]
+        print("note:", sampling["note"])
+        if not sampling["failed"] or want not in sampling["note"] or \
+           "compensated" not in sampling["note"]:
+            fail("want a failed default session whose note says %r and 'compensated'" % want)
+        if any(f.get("self_samples") for f in doc["functions"]):
+            fail("samples in a run that was not sampled")
+        if any("unhooked_calls" in f for f in doc["functions"]):
+            fail("unhooked without sampling")
     elif check == "signals":
         w = func(doc, "work")["pc_self_samples"]
         print("work samples", w)

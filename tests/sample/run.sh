@@ -55,6 +55,50 @@ ratio)
   check ratio merged.capprof
   "$capprof" diff spin3.*.capprof merged.capprof | tee diff.txt | grep -q "cpu self"
   ;;
+default)            # no CAPPROF_SAMPLE: hooked threads sampled through a ring buffer
+  for mode in cyg fentry; do
+    if [ $mode = fentry ]; then
+      flags=$("$capprof" cflags gcc)
+      [ "$flags" != "${flags#-pg}" ] || continue                          # not x86-64
+    else
+      flags=-finstrument-functions
+    fi
+    # shellcheck disable=SC2086
+    gcc -O2 -g $flags "$here/ring.c" $("$capprof" ldflags --static) -o ring_$mode
+    rm -f ./*.capprof
+    env -u CAPPROF_SAMPLE CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_$mode 1 > out.txt
+    cat out.txt
+    grep -q "^child ok" out.txt
+    grep -q ": same$" out.txt || { echo "FAIL: the host saw a handler or a descriptor of capprof's"; exit 1; }
+    parent=$(ls ring_$mode.*.capprof | head -n 1)
+    for d in ring_$mode.*.capprof; do
+      "$capprof" export --format=json "$d" | grep -q '"child_work"' && child=$d || parent=$d
+    done
+    check ring "$parent" "$child"
+    # report sorts by the samples' CPU time: heavy first, as perf would say
+    "$capprof" report "$parent" | tee report.txt
+    awk '/function$/ { getline; exit !($NF ~ /ring.c/ && $(NF-1) == "heavy") }' report.txt \
+      || { echo "FAIL: report does not name heavy first"; exit 1; }
+    "$capprof" info "$parent" | grep -q "a ring buffer the hooks read"
+  done
+  # Where the kernel refuses it: the hooks' compensated times, and the reason
+  rm -f ./*.capprof
+  CAPPROF_SAMPLE_NO_PERF=1 CAPPROF_OUTPUT="$work/refused.%p.capprof" ./ring_cyg 1 > out.txt
+  for d in refused.*.capprof; do
+    check ring_refused "$d" CAPPROF_SAMPLE_NO_PERF
+    "$capprof" report "$d" | tee report.txt | grep -q "sampling did not run: .*compensated"
+  done
+  # Under a seccomp filter perf_event_open is never tried (a filter may kill for it)
+  gcc -O2 -g -finstrument-functions "$here/ring.c" "$here/seccomp_allow.c" \
+    $("$capprof" ldflags --static) -o ring_seccomp
+  CAPPROF_OUTPUT="$work/seccomp.%p.capprof" ./ring_seccomp 1 > out.txt
+  for d in seccomp.*.capprof; do check ring_refused "$d" seccomp; done
+  # CAPPROF_SAMPLE=off: no sampling session at all
+  CAPPROF_SAMPLE=off CAPPROF_OUTPUT="$work/off.%p.capprof" ./ring_cyg 1 > out.txt
+  if "$capprof" info off.*.capprof | grep -q "^sampling:"; then
+    echo "FAIL: CAPPROF_SAMPLE=off sampled"; exit 1
+  fi
+  ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3
   CAPPROF_SAMPLE_NO_PERF=1 $run --sample=time:100us -- ./spin3 300 > out.txt
@@ -150,7 +194,7 @@ unhook)             # the hooks of frequent short functions patched out (GCC fen
   CAPPROF_OUTPUT="$work/off.capprof" CAPPROF_SAMPLE=time:100us CAPPROF_UNHOOK=off ./unhook_gcc 1 > off.txt
   "$capprof" report off.capprof > off.report
   check unhook_off off.capprof off.txt off.report
-  CAPPROF_OUTPUT="$work/nosample.capprof" ./unhook_gcc 1 > nosample.txt
+  CAPPROF_OUTPUT="$work/nosample.capprof" CAPPROF_SAMPLE=off ./unhook_gcc 1 > nosample.txt
   "$capprof" report nosample.capprof > nosample.report
   if grep -q unhooked nosample.report; then echo "FAIL: unhooked without sampling"; exit 1; fi
   # without sampling, throttling takes leaves only: not hub, which calls slow
