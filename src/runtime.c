@@ -176,7 +176,6 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     os_thread_register(t);
     os_set_thread(t);
     sampler_thread_begin();            /* sampling events of a thread started later */
-    sampler_ring_open(t);              /* the default sampling's ring (Linux) */
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;

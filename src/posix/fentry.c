@@ -32,6 +32,7 @@
 ** that do not.
 */
 #include "posix.h"
+#include "../sample.h"
 
 #define SP_BIAS 16u
 
@@ -94,6 +95,7 @@ CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  sampler_ring_open(t);                  /* a hooked thread's first call: its ring */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_FENTRY)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_FENTRY, __ATOMIC_RELAXED);

@@ -5,6 +5,7 @@
 ** orders frames is the hook's frame address, just below the caller's frame.
 */
 #include "posix.h"
+#include "../sample.h"
 
 #define HOOK_API __attribute__((visibility("default"))) CP_NOINSTR
 
@@ -33,6 +34,7 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t 
   struct cp_thread *t = posix_tls;
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
+  sampler_ring_open(t);                  /* a hooked thread's first call: its ring */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_CYG)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_CYG, __ATOMIC_RELAXED);

@@ -691,10 +691,13 @@ int sampler_ring_start(struct sample_session *s, char *why, size_t n)
   return 0;
 }
 
-void sampler_ring_open(struct cp_thread *t)
+static __thread int tls_ring_tried __attribute__((tls_model("initial-exec")));
+
+CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
 {
   struct sample_session *s = ring_session;
-  if (!s || !s->running || tls_ring.page || !runtime_thread_real(t)) return;
+  if (CP_LIKELY(tls_ring_tried) || !s || !s->running || !runtime_thread_real(t)) return;
+  tls_ring_tried = 1;
   struct ring r;
   int e = ring_map(s->interval, &r);
   if (e) {
@@ -837,6 +840,7 @@ static void ring_fork_child(void)
 {
   struct cp_thread *t = posix_tls;
   memset(&tls_ring, 0, sizeof tls_ring);
+  tls_ring_tried = 0;
   if (t) cp_ring_none(t);
   ring_refused = 0;
 }

@@ -69,8 +69,12 @@ fi
 
 status=0
 vars=$(cat "$e2e/$name.env" 2>/dev/null || true)    # NAME.env: VAR=value ... for the run
+# The default sampling runs (a ring buffer per hooked thread), but no
+# unhooking: the calls an unhooked function makes later are counted per
+# function, not per call path, and these checks are per path. NAME.env or
+# the test's environment may say otherwise.
 # shellcheck disable=SC2086
-env $vars E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
+env CAPPROF_UNHOOK="${CAPPROF_UNHOOK:-off}" $vars E2E_MAP=map CAPPROF_OUTPUT="$work/%n.%p.capprof" ./prog > stdout.txt 2> stderr.txt &
 pid=$!
 wait $pid || status=$?
 if [ $status -ne 0 ]; then
