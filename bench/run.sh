@@ -55,6 +55,9 @@ fi
 tmp=$(mktemp -d /tmp/capprof-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export CAPPROF_OUTPUT="$tmp/%n.%p.capprof"
+# The hooks' own costs and compensated times: no sampling (the default
+# samples through a ring buffer and unhooks), except where a row says so.
+export CAPPROF_SAMPLE=off
 
 # kv LINE KEY: the value of KEY=value in LINE
 kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
@@ -268,25 +271,28 @@ for b in "${builds[@]}"; do
   # With the recommended hooks where they differ: GCC's -finstrument-functions
   # ends these functions (they return nothing) with a tail jump to the exit
   # hook, which unhooking cannot patch (docs/runtime.md).
-  rm -f "$tmp/truths.capprof"
   truthbin=$w/bench_truth
   [ -x "$w/bench_truth_rec" ] && truthbin=$w/bench_truth_rec
+  for spec in auto time:250us; do
+  rm -f "$tmp/truths.capprof"
+  tag="sampled, CAPPROF_SAMPLE=$spec"
+  [ "$spec" != auto ] || tag="default (ring buffer)"
   if "$truthbin" --plain 2 > "$tmp/truthp.txt" &&
-     CAPPROF_SAMPLE=time:250us "$truthbin" --sampled $TSECS "$tmp/truths.capprof" > "$tmp/truths.txt" &&
+     CAPPROF_SAMPLE=$spec "$truthbin" --sampled $TSECS "$tmp/truths.capprof" > "$tmp/truths.txt" &&
      "$b/capprof" export --format=csv "$tmp/truths.capprof" > "$tmp/truths.csv" 2>/dev/null &&
      grep -q cpu_self_ns "$tmp/truths.csv"; then
     for fn in root fan heavy mid small tiny nano; do
       echo "$fn $(med "$tmp/truth.txt" truth_excl) $(kv "$(grep "^sampled fn=$fn " "$tmp/truths.txt")" calls)"
     done > "$tmp/truths.in"
-    awk -F, -v plain="$(kv "$(cat "$tmp/truthp.txt")" root_cpu_ns)" -v bin="$(basename "$truthbin")" '
+    awk -F, -v plain="$(kv "$(cat "$tmp/truthp.txt")" root_cpu_ns)" -v bin="$(basename "$truthbin")" -v tag="$tag" '
       FNR == NR { split($0, w, " "); te[w[1]] = w[2]; n[w[1]] = w[3]; T += w[2] * w[3]
                   order[++k] = w[1]; next }
       FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
       { f = $col["function"]; sub(/^cap_/, "", f)
         if (f in te) { cs[f] = $col["cpu_self_ns"]; C += cs[f]; S += $col["self_samples"] } }
       END {
-        if (C <= 0 || T <= 0 || !(n["root"] > 0)) { print "(e) sampled: no samples in the program"; exit }
-        printf "(e) sampled (%s, CAPPROF_SAMPLE=time:250us, %d samples in the program): cpu self per call; share = of all CPU\n", bin, S
+        if (C <= 0 || T <= 0 || !(n["root"] > 0)) { print "(e) " tag ": no samples in the program"; exit }
+        printf "(e) %s (%s, %d samples in the program): cpu self per call; share = of all CPU\n", tag, bin, S
         printf "    %-6s %9s %9s %8s %10s\n", "fn", "truth_ex", "cpu_ex", "err%", "share_err%"
         for (i = 1; i <= k; i++) {
           f = order[i]; if (!(f in cs) || !(n[f] > 0) || !(te[f] > 0)) continue
@@ -301,13 +307,14 @@ for b in "${builds[@]}"; do
         }
       }' "$tmp/truths.in" "$tmp/truths.csv" 2> "$tmp/truths.err"
     while read -r what fn te se; do
-      [ "$what" != share ] || truth_row "(e) sampled: share of CPU error, $fn" "$te" "$se"
+      [ "$what" != share ] || truth_row "(e) $tag: share of CPU error, $fn" "$te" "$se"
     done < "$tmp/truths.err"
-    row "(e) sampled: program CPU per root call vs plain" "$(awk '$1 == "total" { print $2 }' "$tmp/truths.err") %" "-" "-"
+    row "(e) $tag: program CPU per root call vs plain" "$(awk '$1 == "total" { print $2 }' "$tmp/truths.err") %" "-" "-"
   else
-    row "(e) sampled" "no sampled dump" "-" "MISSED"
+    row "(e) $tag" "no sampled dump" "-" "MISSED"
   fi
   cleandumps
+  done
 
   # (f) a real program: the capprof tool itself running 'tree' on a dump of
   # FW + FW^2 nodes; plain, instrumented, under uftrace (-pg) and gprof

@@ -197,6 +197,9 @@ static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uin
 static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc,
                         uint64_t caller)
 {
+  /* A calibration's scratch tree stands in for the thread's for a moment and
+  ** is freed after: its nodes are no call paths of the program. */
+  if (tree->calibrating) return;
   struct cp_frame *top = tree->top;
   if (top < tree->frames || top >= tree->commit_end) return;
   charge_node_at(st, tree, top->node, pc, caller);

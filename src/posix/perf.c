@@ -696,7 +696,8 @@ static __thread int tls_ring_tried __attribute__((tls_model("initial-exec")));
 CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
 {
   struct sample_session *s = ring_session;
-  if (CP_LIKELY(tls_ring_tried) || !s || !s->running || !runtime_thread_real(t)) return;
+  if (CP_LIKELY(tls_ring_tried) || !s || !s->running || !runtime_thread_real(t) || t->calibrating)
+    return;                                    /* a calibration's scratch tree: not the thread's */
   tls_ring_tried = 1;
   struct ring r;
   int e = ring_map(s->interval, &r);
