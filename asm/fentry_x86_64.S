@@ -90,7 +90,7 @@
 /* struct cp_unhook */
 #define U_ACTIVE      0
 #define UNHOOK_COUNTED 1024
-#define COUNT_STUB_SIZE 48
+#define COUNT_STUB_SIZE 64
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -566,20 +566,24 @@ cp_calib_fentry:
  * reach (the runtime linked into the program; else unhook.c writes the
  * same code near the program's), and the stub adds one to this thread's
  * ucalls[k]: its calls stay counted, at the cost of a call, two loads, an
- * add to memory and a return (its return hook calls are jumped over). It
- * runs at the function's first instruction (fentry) or where the entry hook
- * was called (-finstrument-functions), so it may use only R11, which holds
- * no argument and no live value there (the static chain is R10), and the
+ * add to memory, a test and a return (its return hook calls are jumped
+ * over). Every 64th call of it in a thread it also goes to cp_stub_check,
+ * which reads the thread's sampling ring when samples wait there (the
+ * default sampling, posix/perf.c): a loop whose callees were all unhooked
+ * runs no hook, and its ring would fill up. It runs at the function's first
+ * instruction (fentry) or where the entry hook was called
+ * (-finstrument-functions), so it may use only R11, which holds no
+ * argument and no live value there (the static chain is R10), and the
  * flags. A thread with no state of its own (one whose only instrumented
  * code is unhooked) counts into unhook_nostate, with a locked add; the
  * stand-in state of a thread starting or ending counts into a field nobody
- * reads, as its hooks record nothing. 33 bytes, padded to 48:
+ * reads, as its hooks record nothing. 48 bytes, padded to 64:
  * test_unhook.c checks the layout. */
         .globl  cp_count_stubs
         .hidden cp_count_stubs
         .globl  cp_count_stubs_end
         .hidden cp_count_stubs_end
-        .p2align 4
+        .p2align 6
 cp_count_stubs:
         .set    stub_k, 0
         .rept   UNHOOK_COUNTED
@@ -588,12 +592,46 @@ cp_count_stubs:
         test    %r11, %r11
         jz      1f
         incq    T_UCALLS + 8 * stub_k(%r11)
+        testb   $63, T_UCALLS + 8 * stub_k(%r11)
+        jz      cp_stub_check
         ret
 1:      lock incq unhook_nostate + 8 * stub_k(%rip)
         ret
-        .p2align 4
+        .p2align 6
         .set    stub_k, stub_k + 1
         .endr
 cp_count_stubs_end:
+
+/* R11 = the thread's state, at a counting stub's 64th call: when its ring
+ * holds samples not read yet (cp_ring_pending), read them, everything the
+ * function may still need saved as in the hooks' slow paths. */
+        .globl  cp_stub_check
+        .hidden cp_stub_check
+        .type   cp_stub_check, @function
+        .p2align 4
+cp_stub_check:
+        .cfi_startproc
+        PUSHQ   %r11
+        mov     T_RING_SEEN(%r11), %r11
+        PUSHQ   %r11                            /* seen */
+        mov     8(%rsp), %r11
+        mov     T_RING_HEAD(%r11), %r11
+        mov     (%r11), %r11                    /* the kernel's head */
+        cmp     (%rsp), %r11
+        lea     16(%rsp), %rsp                  /* (keeps the flags) */
+        .cfi_adjust_cfa_offset -16
+        jne     1f
+        ret
+1:      PUSHQ   %rbp
+        .cfi_offset %rbp, -16
+        mov     %rsp, %rbp
+        .cfi_def_cfa_register %rbp
+        SAVE_GPRS
+        SAVE_XMMS
+        call    posix_stub_drain
+        RESTORE_XMMS
+        RESTORE_GPRS_AND_RETURN
+        .cfi_endproc
+        .size   cp_stub_check, .-cp_stub_check
 
         .section .note.GNU-stack,"",@progbits

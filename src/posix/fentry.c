@@ -46,6 +46,7 @@
 #define CODE_THROTTLE 3u
 
 int posix_fentry_enter(uintptr_t key, uintptr_t slot) CP_HIDDEN;
+void posix_stub_drain(void) CP_HIDDEN;
 void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code) CP_HIDDEN;
 uint32_t posix_fentry_exit(uintptr_t slot) CP_HIDDEN;
 void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr_t site) CP_HIDDEN;
@@ -168,6 +169,18 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
     calltree_throttle_due(t, f->node);
     unhook_consider(t, f->node, site, CP_PROBE_FENTRY);
   }
+}
+
+/* A counting stub's 64th call found samples waiting in the thread's ring
+** (asm cp_stub_check): the unhooked function's caller is on top of the
+** shadow stack, as it was since the thread's last hook. */
+uint32_t posix_stub_drains;                 /* for tests */
+
+CP_PROBE_CODE void posix_stub_drain(void)
+{
+  struct cp_thread *t = posix_tls;
+  posix_stub_drains++;
+  if (t && cp_ring_pending(t)) cp_ring_drain(t);
 }
 
 /* The offsets and values asm/fentry_x86_64.S's fast paths use. */

@@ -595,8 +595,6 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 
 #define RING_DATA_PAGES 16u                    /* power of two: 64 KiB with 4 KiB pages */
 #define RING_STACK_BYTES 512u
-/* The largest sample: header, ip, the stack's size, copy and copied size. */
-#define RING_MAX_SAMPLE (8u * 3 + RING_STACK_BYTES + 8u)
 
 struct ring {
   struct perf_event_mmap_page *page;           /* NULL: none */
@@ -625,6 +623,8 @@ static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
 static struct sample_session *ring_session;    /* the default sampling, once started */
 static uint32_t ring_refused;                  /* hooked threads that got no ring */
 
+static uint32_t ring_stack_bytes = RING_STACK_BYTES;
+
 static void ring_attr(struct perf_event_attr *a, uint64_t period)
 {
   memset(a, 0, sizeof *a);
@@ -632,8 +632,11 @@ static void ring_attr(struct perf_event_attr *a, uint64_t period)
   a->config = PERF_COUNT_SW_TASK_CLOCK;
   a->size = sizeof *a;
   a->sample_period = period;
-  a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_STACK_USER;
-  a->sample_stack_user = RING_STACK_BYTES;
+  a->sample_type = PERF_SAMPLE_IP;
+  if (ring_stack_bytes) {
+    a->sample_type |= PERF_SAMPLE_STACK_USER;
+    a->sample_stack_user = ring_stack_bytes;
+  }
   a->exclude_kernel = 1;                       /* user code only: perf_event_paranoid 2 allows it */
   a->exclude_hv = 1;
   a->watermark = 1;                            /* nobody polls: no wake-ups */
@@ -664,6 +667,8 @@ static int ring_map(uint64_t period, struct ring *r)
 
 int sampler_ring_start(struct sample_session *s, char *why, size_t n)
 {
+  const char *st = os_getenv("CAPPROF_RING_STACK");     /* experiments: bytes, a multiple of 8 */
+  if (st && *st) ring_stack_bytes = (uint32_t)strtoul(st, NULL, 10) & ~7u;
   if (perf_refused()) {
     snprintf(why, n, "perf_event_open refused (CAPPROF_SAMPLE_NO_PERF is set)");
     return CAPPROF_ENOTSUP;
@@ -737,10 +742,10 @@ CP_PROBE_CODE static void ring_sample(const struct ring *r, struct sample_sessio
                                       struct sample_thread *st, struct cp_thread *t,
                                       uint64_t off, uint64_t size)
 {
-  if (size < 24) return;
+  if (size < 16) return;
   uint64_t pc = ring_u64(r, off + 8);
   uint64_t at = off + 16;
-  uint64_t bytes = ring_u64(r, at), words = 0;
+  uint64_t bytes = size >= 24 ? ring_u64(r, at) : 0, words = 0;
   if (bytes && at + 16 + bytes <= off + size) {
     uint64_t dyn = ring_u64(r, at + 8 + bytes);
     words = (dyn < bytes ? dyn : bytes) / 8;
@@ -779,7 +784,7 @@ CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
     }
     tail += size;
   }
-  if (head - t->ring_seen + RING_MAX_SAMPLE > r->mask + 1 && s && r->cpu_ns && cpu > r->cpu_ns) {
+  if (head - t->ring_seen + 32 + ring_stack_bytes > r->mask + 1 && s && r->cpu_ns && cpu > r->cpu_ns) {
     uint64_t due = (cpu - r->cpu_ns) / s->interval;
     if (due > read) sample_lost(s, st, t, t->top->node, due - read);
     r->skip_lost = 1;

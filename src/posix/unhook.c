@@ -80,7 +80,8 @@ void __return__(void);
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 extern const unsigned char cp_count_stubs[] CP_HIDDEN, cp_count_stubs_end[] CP_HIDDEN;
-#define COUNT_STUB_SIZE 48u            /* asm/fentry_x86_64.S */
+void cp_stub_check(void) CP_HIDDEN;            /* asm: a stub's 64th call reads the ring */
+#define COUNT_STUB_SIZE 64u            /* asm/fentry_x86_64.S */
 
 /* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
 ** pair, or -finstrument-functions' (whose key is the function, so that its
@@ -507,26 +508,38 @@ static int in_reach(uintptr_t at, uintptr_t to)
 ** and never changed again, so no thread can run a stub while its page is
 ** not executable). Each: `mov %fs:OFF, %r11` (OFF: posix_tls's offset from
 ** the thread pointer, the same in every thread: initial-exec TLS), `test
-** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); ret; 1: movabs
-** $unhook_nostate+8k, %r11; lock incq (%r11); ret`. Under patch_lock. */
+** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); testb $63, UCALLS+8k(%r11);
+** jz 2f; ret; 1: movabs $unhook_nostate+8k, %r11; lock incq (%r11); ret;
+** 2: jmp *cp_stub_check` (the address in the 8 bytes after the jump: the
+** runtime may be out of a rel32's reach). Under patch_lock. */
 void unhook_near_code(unsigned char *p, uint32_t k, int32_t off)
 {
   uint32_t disp = (uint32_t)(offsetof(struct cp_thread, ucalls) + 8u * k);
   uint64_t nostate = (uint64_t)(uintptr_t)&unhook_nostate[k];
+  uint64_t check = (uint64_t)(uintptr_t)cp_stub_check;
   static const unsigned char head[5] = { 0x64, 0x4C, 0x8B, 0x1C, 0x25 };   /* mov %fs:off, %r11 */
-  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x08,      /* test; jz +8 */
+  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x12,      /* test; jz +18 */
                                         0x49, 0xFF, 0x83 };                /* incq disp(%r11) */
+  static const unsigned char testb[3] = { 0x41, 0xF6, 0x83 };              /* testb $63, disp(%r11) */
   static const unsigned char lock_inc[5] = { 0xF0, 0x49, 0xFF, 0x03, 0xC3 }; /* lock incq (%r11); ret */
+  static const unsigned char jmp_lit[6] = { 0xFF, 0x25, 0, 0, 0, 0 };     /* jmp *0(%rip) */
   memset(p, 0xCC, COUNT_STUB_SIZE);                     /* int3 */
   memcpy(p, head, 5);
   memcpy(p + 5, &off, 4);
   memcpy(p + 9, mid, 8);
   memcpy(p + 17, &disp, 4);
-  p[21] = 0xC3;                                         /* ret */
-  p[22] = 0x49;                                         /* movabs $nostate, %r11 */
-  p[23] = 0xBB;
-  memcpy(p + 24, &nostate, 8);
-  memcpy(p + 32, lock_inc, 5);
+  memcpy(p + 21, testb, 3);
+  memcpy(p + 24, &disp, 4);
+  p[28] = 0x3F;
+  p[29] = 0x74;                                         /* jz +16: the ring's check */
+  p[30] = 0x10;
+  p[31] = 0xC3;                                         /* ret */
+  p[32] = 0x49;                                         /* movabs $nostate, %r11 */
+  p[33] = 0xBB;
+  memcpy(p + 34, &nostate, 8);
+  memcpy(p + 42, lock_inc, 5);
+  memcpy(p + 47, jmp_lit, 6);                           /* to cp_stub_check, R11 kept */
+  memcpy(p + 53, &check, 8);
 }
 
 static uintptr_t near_region(uintptr_t at)

@@ -30,7 +30,7 @@
 #include "posix/posix.h"
 
 extern const unsigned char cp_count_stubs[], cp_count_stubs_end[];
-#define STUB_SIZE 48u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
+#define STUB_SIZE 64u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -160,8 +160,11 @@ static void test_count_stubs_layout(void **state)
   for (uint32_t k = 1; k < CP_UNHOOK_COUNTED; k += 97) {    /* each starts alike */
     const unsigned char *p = cp_count_stubs + STUB_SIZE * k;
     assert_memory_equal(p, cp_count_stubs, 16);             /* to the incq */
-    assert_int_equal(p[23], 0xC3);                          /* ret */
-    assert_int_equal(p[24], 0xF0);                          /* lock incq: no state */
+    assert_int_equal(p[23], 0x41);                          /* testb $63, ucalls[k] */
+    assert_int_equal(p[30], 0x3F);
+    assert_int_equal(p[31], 0x0F);                          /* jz cp_stub_check */
+    assert_int_equal(p[37], 0xC3);                          /* ret */
+    assert_int_equal(p[38], 0xF0);                          /* lock incq: no state */
   }
 }
 
@@ -224,6 +227,7 @@ static void test_stub_counts(void **state)
 {
   (void)state;
   static struct cp_thread t;
+  cp_ring_none(&t);
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
   struct cp_thread *saved = os_get_thread();
   os_set_thread(NULL);
@@ -243,11 +247,54 @@ static void test_stub_counts(void **state)
   assert_int_equal(t.ucalls[4] + t.ucalls[6], 0);
 }
 
+/* Every 64th call of a stub in a thread checks the thread's sampling ring
+** (asm cp_stub_check): with samples waiting it calls the C drain, and every
+** register but r11 is kept on that path too; without, it does not call it.
+** Both for the runtime's stubs and the code written near a program's. */
+extern uint32_t posix_stub_drains;
+
+static void stub_ring_check(uintptr_t stub, uint32_t k)
+{
+  static struct cp_thread t;
+  static uint64_t head;
+  cp_ring_none(&t);
+  uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
+  struct cp_thread *saved = os_get_thread();
+  os_set_thread(&t);
+  uint32_t before = posix_stub_drains;
+  for (int i = 0; i < 128; i++) call_at(stub, regs);       /* nothing waits */
+  assert_int_equal(posix_stub_drains, before);
+  head = 1;                                                  /* a sample waits */
+  t.ring_head = &head;
+  for (int i = 0; i < 63; i++) call_at(stub, regs);
+  assert_int_equal(posix_stub_drains, before);
+  call_at(stub, regs);                                       /* the 64th */
+  assert_int_equal(posix_stub_drains, before + 1);
+  assert_memory_equal(regs, want, sizeof want);
+  assert_int_equal(t.ucalls[k], 128 + 64);
+  os_set_thread(saved);
+}
+
+static void test_stub_ring_check(void **state)
+{
+  (void)state;
+  stub_ring_check((uintptr_t)cp_count_stubs + STUB_SIZE * 9, 9);
+  unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(m != MAP_FAILED);
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  unhook_near_code(m, 11, (int32_t)((intptr_t)&posix_tls - (intptr_t)tp));
+  assert_int_equal(mprotect(m, 4096, PROT_READ | PROT_EXEC), 0);
+  stub_ring_check((uintptr_t)m, 11);
+  munmap(m, 4096);
+}
+
 /* The same code written near a program's code (libcapprof.so's case). */
 static void test_near_stub(void **state)
 {
   (void)state;
   static struct cp_thread t;
+  cp_ring_none(&t);
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
   unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   assert_true(m != MAP_FAILED);
@@ -378,6 +425,7 @@ int main(void)
     cmocka_unit_test(test_stub_call_is_patched),
     cmocka_unit_test(test_stub_counts),
     cmocka_unit_test(test_near_stub),
+    cmocka_unit_test(test_stub_ring_check),
     cmocka_unit_test(test_patch_syncs),
     cmocka_unit_test(test_patch_under_seccomp),
   };
