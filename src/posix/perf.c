@@ -623,7 +623,7 @@ static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
 static struct sample_session *ring_session;    /* the default sampling, once started */
 static uint32_t ring_refused;                  /* hooked threads that got no ring */
 
-static uint32_t ring_stack_bytes = RING_STACK_BYTES;
+static const uint32_t ring_stack_bytes = RING_STACK_BYTES;
 
 static void ring_attr(struct perf_event_attr *a, uint64_t period)
 {
@@ -667,8 +667,6 @@ static int ring_map(uint64_t period, struct ring *r)
 
 int sampler_ring_start(struct sample_session *s, char *why, size_t n)
 {
-  const char *st = os_getenv("CAPPROF_RING_STACK");     /* experiments: bytes, a multiple of 8 */
-  if (st && *st) ring_stack_bytes = (uint32_t)strtoul(st, NULL, 10) & ~7u;
   if (perf_refused()) {
     snprintf(why, n, "perf_event_open refused (CAPPROF_SAMPLE_NO_PERF is set)");
     return CAPPROF_ENOTSUP;
