@@ -96,15 +96,25 @@ struct sample_thread *sample_thread_claim(uint64_t tid)
 {
   uint32_t i = SAMPLE_CLAIM(&pool_claimed);
   if (i >= SAMPLE_MAX_THREADS) return NULL;
+  /* One mapping for all of it (a program that starts many short threads
+  ** must not run out of mappings): the state, the sampled stacks and their
+  ** table, the (node, pc) table, and the samples per call-tree node, both
+  ** halves, for the node cap every thread's tree has. Reserved without
+  ** swap (MAP_NORESERVE); only the pages touched take memory. */
   size_t head = page_round(sizeof(struct sample_thread));
   size_t nodes = page_round(SAMPLE_STACK_NODES * sizeof(struct sample_snode));
   size_t table = page_round(2 * SAMPLE_STACK_NODES * sizeof(uint32_t));
-  char *mem = zeroed(head + nodes + table);
+  size_t pcs = page_round(SAMPLE_PC_SLOTS * sizeof(struct sample_pc));
+  size_t per_node = page_round((size_t)cp_g.node_cap * sizeof(uint32_t));
+  char *mem = zeroed(head + nodes + table + pcs + 2 * per_node);
   if (!mem) return NULL;
   struct sample_thread *st = (struct sample_thread *)mem;
   st->tid = tid;
   st->nodes = (struct sample_snode *)(mem + head);
   st->table = (uint32_t *)(mem + head + nodes);
+  st->pcs_area = (struct sample_pc *)(mem + head + nodes + table);
+  st->node_area = (uint32_t *)(mem + head + nodes + table + pcs);
+  st->node_area_bytes = per_node;
   st->mask = 2 * SAMPLE_STACK_NODES - 1;
   st->nodes[0].parent = CPD_NO_PARENT;          /* the root */
   st->nnodes = 1;
@@ -211,17 +221,14 @@ static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uin
   uint32_t n = tree->nnodes;
   if (node >= n) return;
   if (!st->node_samples) {
-    size_t bytes = page_round((size_t)tree->cap * sizeof(uint32_t));
-    uint32_t *mem = zeroed(2 * bytes);
-    if (!mem) return;
-    st->probe_samples = mem + bytes / sizeof(uint32_t);
-    st->node_samples_bytes = bytes;
+    if (!st->node_area_bytes) return;
+    st->probe_samples = st->node_area + st->node_area_bytes / sizeof(uint32_t);
+    st->node_samples_bytes = st->node_area_bytes;
     CP_BARRIER();
-    st->node_samples = mem;
+    st->node_samples = st->node_area;
     st->tree = tree;
     st->tree_gen = tree->generation;
-    /* Without room for it the samples are still charged, by node only. */
-    st->pcs = zeroed(SAMPLE_PC_SLOTS * sizeof *st->pcs);
+    st->pcs = st->pcs_area;
   }
   if (st->tree != tree || st->tree_gen != tree->generation) {
     /* capprof_reset rebuilt the tree: node indexes mean other paths now. */

@@ -104,6 +104,9 @@ struct sample_thread {
   uint32_t pcs_used;          /* slots in use (a pair that finds no free slot
                               ** among SAMPLE_PC_PROBES is not kept: its
                               ** sample counts for its node only) */
+  uint32_t *node_area;        /* where node_samples and probe_samples go, in the */
+  size_t node_area_bytes;     /* thread's one mapping (sample_thread_claim): */
+  struct sample_pc *pcs_area; /* the halves' size; and the (node, pc) table's place */
   struct sample_snode *nodes; /* sampled stacks, SAMPLE_STACK_NODES reserved */
   uint32_t *table;            /* (parent, addr) -> node, open addressing */
   uint32_t mask;
