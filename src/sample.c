@@ -202,7 +202,7 @@ static int in_probe(uint64_t pc) { (void)pc; return 0; }
 ** capprof's hooks (their cost is what compensation estimates; here it is
 ** measured, and left out of the program's own time). */
 static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uint32_t node,
-                           uint64_t pc, uint64_t caller);
+                           uint64_t pc, uint64_t caller, uint32_t weight);
 
 static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64_t pc,
                         uint64_t caller)
@@ -212,11 +212,12 @@ static void charge_node(struct sample_thread *st, struct cp_thread *tree, uint64
   if (tree->calibrating) return;
   struct cp_frame *top = tree->top;
   if (top < tree->frames || top >= tree->commit_end) return;
-  charge_node_at(st, tree, top->node, pc, caller);
+  charge_node_at(st, tree, top->node, pc, caller, 1);
 }
 
+/* weight: how many samples this one stands for (1, or the lost ones). */
 static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uint32_t node,
-                           uint64_t pc, uint64_t caller)
+                           uint64_t pc, uint64_t caller, uint32_t weight)
 {
   uint32_t n = tree->nnodes;
   if (node >= n) return;
@@ -238,9 +239,9 @@ static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uin
   }
   if ((size_t)node * sizeof(uint32_t) >= st->node_samples_bytes) return;
   if (in_probe(pc)) {
-    st->probe_samples[node]++;
+    st->probe_samples[node] += weight;
   } else {
-    st->node_samples[node]++;
+    st->node_samples[node] += weight;
     if (st->pcs && pc) count_pc(st, node, caller ? caller : pc);
   }
   if (node >= st->node_hw) st->node_hw = node + 1;
@@ -438,7 +439,7 @@ void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_t
   SAMPLE_ADD64(&s->lost, n);
   if (!st || !tree) return;
   st->samples += n;
-  for (uint64_t i = 0; i < n && i < 1000000; i++) charge_node_at(st, tree, node, 0, 0);
+  charge_node_at(st, tree, node, 0, 0, n < UINT32_MAX ? (uint32_t)n : UINT32_MAX);
 }
 
 /* ---- sessions ------------------------------------------------------------- */
@@ -895,8 +896,9 @@ static void write_sessions(struct dump_writer *w)
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) n += sample_sessions[i].used != 0;
   dumpw_u32(w, n);
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
-    const struct sample_session *s = &sample_sessions[i];
+    struct sample_session *s = &sample_sessions[i];
     if (!s->used) continue;
+    sampler_note(s);
     dumpw_u32(w, s->kind);
     dumpw_u32(w, (s->failed ? CPD_SS_F_FAILED : 0) | (s->closed ? CPD_SS_F_CLOSED : 0));
     dumpw_u32(w, s->source ? s->source->code : 0);

@@ -224,6 +224,9 @@ void sampler_ring_open(struct cp_thread *t) CP_HIDDEN;
 void sampler_ring_end(struct cp_thread *t) CP_HIDDEN;
 /* Read the calling thread's ring now (before the last dump). */
 void sampler_ring_flush(void) CP_HIDDEN;
+/* Before s is written to a dump, under os_lock: the back end's last word
+** in s->note (the ring's threads that got none). */
+void sampler_note(struct sample_session *s) CP_HIDDEN;
 /* Around fork: the child has no copy of the forking thread's ring. */
 void sampler_ring_fork_prepare(void) CP_HIDDEN;
 void sampler_ring_fork_parent(void) CP_HIDDEN;

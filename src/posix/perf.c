@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -415,7 +416,7 @@ void sampler_thread_begin(void)
   os_lock();
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
     struct sample_session *s = &sample_sessions[i];
-    if (s->used && s->running) open_for_thread(s, tid);
+    if (s->used && s->running && s->method != CPD_SM_RING) open_for_thread(s, tid);   /* rings: at the first hook */
   }
   os_unlock();
 }
@@ -593,7 +594,7 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 ** could not write: those samples go to the same node, without a program
 ** counter. A thread that never runs a hook has no ring. */
 
-#define RING_DATA_PAGES 16u                    /* power of two: 64 KiB with 4 KiB pages */
+#define RING_DATA_BYTES 65536u                 /* a power of two; at least one page */
 #define RING_STACK_BYTES 512u
 
 struct ring {
@@ -601,7 +602,6 @@ struct ring {
   const unsigned char *data;
   uint64_t mask;                               /* data size - 1 */
   size_t len;                                  /* mapped bytes */
-  int draining;                                /* a hook inside the drain (a signal handler's) waits */
   /* A ring found (nearly) full may have refused samples. The kernel says
   ** how many in a LOST record, but only before the next sample it writes,
   ** under another node by then or never (the thread ends). They were
@@ -610,18 +610,20 @@ struct ring {
   ** intervals, less the samples read: charged then, and the LOST record
   ** that follows is skipped. */
   int skip_lost;
-  uint64_t cpu_ns;                             /* the thread's CPU time at the last read */
+  uint64_t user_ns;                            /* the thread's user CPU time at the last read */
 };
 
-static uint64_t thread_cpu_ns(void)
+/* The calling thread's CPU time in user mode (the samples' only mode). */
+static uint64_t thread_user_ns(void)
 {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
+  return (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
 }
 static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
 static struct sample_session *ring_session;    /* the default sampling, once started */
-static uint32_t ring_refused;                  /* hooked threads that got no ring */
+static uint32_t ring_refused;                  /* hooked threads that got no ring (atomic) */
+static int ring_refused_errno;                 /* the first one's reason */
 
 static const uint32_t ring_stack_bytes = RING_STACK_BYTES;
 
@@ -652,16 +654,16 @@ static int ring_map(uint64_t period, struct ring *r)
   int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return errno;
   size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-  size_t len = (1 + RING_DATA_PAGES) * pg;
+  size_t data = RING_DATA_BYTES < pg ? pg : RING_DATA_BYTES;
+  size_t len = pg + data;
   void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int e = m == MAP_FAILED ? errno : 0;
   close(fd);                                   /* the mapping keeps the event */
   if (e) return e;
   r->page = m;
   r->data = (const unsigned char *)m + pg;
-  r->mask = (uint64_t)RING_DATA_PAGES * pg - 1;
+  r->mask = (uint64_t)data - 1;
   r->len = len;
-  r->draining = 0;
   return 0;
 }
 
@@ -702,18 +704,19 @@ CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
   if (CP_LIKELY(tls_ring_tried) || !s || !s->running || !runtime_thread_real(t) || t->calibrating)
     return;                                    /* a calibration's scratch tree: not the thread's */
   tls_ring_tried = 1;
+  int saved = errno;                           /* a hook's: the host's errno stays */
   struct ring r;
+  memset(&r, 0, sizeof r);
   int e = ring_map(s->interval, &r);
   if (e) {
-    os_lock();
-    if (!ring_refused++)
-      snprintf(s->note, sizeof s->note, "a hooked thread got no sampling ring, its samples "
-               "are missing: %s%s", strerror(e),
-               e == EPERM ? " (a seccomp filter, or kernel.perf_event_mlock_kb used up)" : "");
-    os_unlock();
+    /* No lock: a fork child's handler runs here holding it. The note is
+    ** written with the dump (sampler_note). */
+    if (__atomic_fetch_add(&ring_refused, 1, __ATOMIC_RELAXED) == 0) ring_refused_errno = e;
+    errno = saved;
     return;
   }
-  r.cpu_ns = thread_cpu_ns();
+  r.user_ns = thread_user_ns();
+  errno = saved;
   tls_ring = r;
   t->ring_seen = __atomic_load_n(&r.page->data_tail, __ATOMIC_RELAXED);
   __atomic_store_n(&t->ring_head, (const volatile uint64_t *)&r.page->data_head, __ATOMIC_RELEASE);
@@ -753,25 +756,31 @@ CP_PROBE_CODE static void ring_sample(const struct ring *r, struct sample_sessio
 }
 
 /* Read t's ring (the calling thread's), charging each sample to the node
-** on top: no hook of the thread ran since the last read. */
+** on top: no hook of the thread ran since the last read. A hook of a signal
+** handler may interrupt a read and read on (or a handler may leave it by
+** siglongjmp): each record is claimed before it is charged, by moving
+** ring_seen past it with a compare-and-swap, so that no record counts
+** twice and no reader waits for another. */
 CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
 {
   struct ring *r = &tls_ring;
-  if (!r->page || t->ring_head != (const volatile uint64_t *)&r->page->data_head || r->draining)
-    return;
-  r->draining = 1;
+  if (!r->page || t->ring_head != (const volatile uint64_t *)&r->page->data_head) return;
   int saved = errno;
   uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
-  uint64_t tail = t->ring_seen;
+  uint64_t first = __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED), read = 0, tail;
   struct sample_session *s = ring_session;
   struct sample_thread *st = tls_state;
   if (!st && (st = sample_thread_claim(gettid_raw())) != NULL) tls_state = st;
-  uint64_t cpu = thread_cpu_ns(), read = 0;
-  while (head - tail >= 8 && head - tail <= r->mask + 1) {
-    uint64_t h = ring_u64(r, tail);
+  uint64_t user = thread_user_ns();
+  while ((tail = __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED)) != head) {
+    uint64_t h = ring_u64(r, tail), size = h >> 48, next = tail + size;
     uint32_t type = (uint32_t)h;
-    uint64_t size = h >> 48;
-    if (size < 8 || (size & 7) || size > head - tail) break;   /* not the kernel's: stop */
+    if (head - tail > r->mask + 1 || size < 8 || (size & 7) || size > head - tail)
+      next = head;                             /* not the kernel's: skip to the head */
+    if (!__atomic_compare_exchange_n(&t->ring_seen, &tail, next, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED))
+      continue;                                /* a nested reader took it */
+    if (next == head && size != next - tail) break;
     if (type == PERF_RECORD_SAMPLE) {
       r->skip_lost = 0;                        /* a LOST record would have come first */
       ring_sample(r, s, st, t, tail, size);
@@ -780,17 +789,18 @@ CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
       if (!r->skip_lost) sample_lost(s, st, t, t->top->node, ring_u64(r, tail + 16));
       r->skip_lost = 0;
     }
-    tail += size;
   }
-  if (head - t->ring_seen + 32 + ring_stack_bytes > r->mask + 1 && s && r->cpu_ns && cpu > r->cpu_ns) {
-    uint64_t due = (cpu - r->cpu_ns) / s->interval;
+  /* Found (nearly) full: samples the kernel refused since the last read
+  ** were taken under the node on top too. Their number: the thread's user
+  ** time since then in intervals, less the samples read. */
+  if (head - first + 32 + ring_stack_bytes > r->mask + 1 && s && r->user_ns && user > r->user_ns) {
+    uint64_t due = (user - r->user_ns) / s->interval;
     if (due > read) sample_lost(s, st, t, t->top->node, due - read);
     r->skip_lost = 1;
   }
-  r->cpu_ns = cpu;
-  __atomic_store_n(&r->page->data_tail, head, __ATOMIC_RELEASE);
-  t->ring_seen = head;
-  r->draining = 0;
+  r->user_ns = user;
+  __atomic_store_n(&r->page->data_tail, __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED),
+                   __ATOMIC_RELEASE);
   errno = saved;
 }
 
@@ -847,4 +857,15 @@ static void ring_fork_child(void)
   tls_ring_tried = 0;
   if (t) cp_ring_none(t);
   ring_refused = 0;
+  ring_refused_errno = 0;
+}
+
+void sampler_note(struct sample_session *s)
+{
+  uint32_t n = __atomic_load_n(&ring_refused, __ATOMIC_RELAXED);
+  if (s != ring_session || !n) return;
+  int e = ring_refused_errno;
+  snprintf(s->note, sizeof s->note, "%u hooked thread%s got no sampling ring, %s samples "
+           "missing: %s%s", n, n == 1 ? "" : "s", n == 1 ? "its" : "their", strerror(e),
+           e == EPERM ? " (a seccomp filter, or kernel.perf_event_mlock_kb used up)" : "");
 }

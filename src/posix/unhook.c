@@ -668,6 +668,10 @@ static int patch(const struct cp_unhook_learn *l)
     counted = stub && poke_call(at, len, stub, jmp) == 0;
     if (!counted && (refused || poke16(at, jmp) != 0)) return 0;   /* exits untouched */
   }
+  /* If the process refuses a store from here on (refused), the entry stays
+  ** patched and is logged all the same: its stub counts the calls, which
+  ** the dump must say; the exits left in place find no frame (fentry's
+  ** return at once, -finstrument-functions' take the mismatch path). */
   for (uint32_t k = 0; k < l->nsites && !refused; k++)
     if (ex[k] == 1) poke16(exit_at[k], exit_jmp[k]);
   if (e == 0) {                                /* its exits seen since, on another path */

@@ -392,3 +392,4 @@ void sampler_ring_flush(void) {}
 void sampler_ring_fork_prepare(void) {}
 void sampler_ring_fork_parent(void) {}
 void cp_ring_drain(struct cp_thread *t) { (void)t; }
+void sampler_note(struct sample_session *s) { (void)s; }

@@ -333,6 +333,13 @@ def main():
             fail("the fork child's own ring did not sample child_work")
         if any(f["name"] == "child_work" for f in doc["functions"]):
             fail("the parent's dump has child_work")
+    elif check == "ring_once":
+        # every thread sampled once: the CPU the samples give heavy is at
+        # most its elapsed time (3 threads on this machine's processors)
+        h = func(doc, "heavy")
+        print("heavy: cpu %.1f ms, incl %.1f ms" % (h["cpu_ns"] / 1e6, h["incl_ns"] / 1e6))
+        if h["cpu_ns"] > 1.15 * h["incl_ns"]:
+            fail("heavy's sampled CPU exceeds its elapsed time: sampled twice")
     elif check == "ring_refused":
         # DUMP WORDS: the default sampling did not run, the reason said
         want = dumps[1]

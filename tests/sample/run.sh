@@ -72,7 +72,7 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
       flags=-finstrument-functions
     fi
     # shellcheck disable=SC2086
-    gcc -O2 -g $flags "$here/ring.c" $("$capprof" ldflags --static) -o ring_$mode
+    gcc -O2 -g -I"$src/include" $flags "$here/ring.c" $("$capprof" ldflags --static) -o ring_$mode
     [ $ring = yes ] || continue
     rm -f ./*.capprof
     env -u CAPPROF_SAMPLE CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_$mode 1 > out.txt
@@ -90,16 +90,31 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
       || { echo "FAIL: report does not name heavy first"; exit 1; }
     "$capprof" info "$parent" | grep -q "a ring buffer the hooks read"
   done
+  if [ $ring = yes ]; then
+    # No descriptor left: a thread's first hook keeps errno, a fork child ends
+    rm -f ./*.capprof
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_cyg 1 fdfull > out.txt
+    cat out.txt
+    grep -q "^fdfull: errno kept, fork child ok" out.txt
+    "$capprof" info "$(ls -S ring_cyg.*.capprof | head -n 1)" | grep -q "got no sampling ring" ||
+      { echo "FAIL: the dump does not say a thread got no ring"; exit 1; }
+    # A profile object beside the default: a thread started later is sampled once
+    rm -f ./*.capprof
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_cyg 1 profile > out.txt
+    for d in ring_cyg.*.capprof; do
+      "$capprof" export --format=json "$d" | grep -q '"child_work"' || check ring_once "$d"
+    done
+  fi
   # Where the kernel refuses it: the hooks' compensated times, and the reason
   rm -f ./*.capprof
-  [ -x ring_cyg ] || gcc -O2 -g -finstrument-functions "$here/ring.c" $("$capprof" ldflags --static) -o ring_cyg
+  [ -x ring_cyg ] || gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" $("$capprof" ldflags --static) -o ring_cyg
   CAPPROF_SAMPLE_NO_PERF=1 CAPPROF_OUTPUT="$work/refused.%p.capprof" ./ring_cyg 1 > out.txt
   for d in refused.*.capprof; do
     check ring_refused "$d" CAPPROF_SAMPLE_NO_PERF
     "$capprof" report "$d" | tee report.txt | grep -q "sampling did not run: .*compensated"
   done
   # Under a seccomp filter perf_event_open is never tried (a filter may kill for it)
-  gcc -O2 -g -finstrument-functions "$here/ring.c" "$here/seccomp_allow.c" \
+  gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" "$here/seccomp_allow.c" \
     $("$capprof" ldflags --static) -o ring_seccomp
   CAPPROF_OUTPUT="$work/seccomp.%p.capprof" ./ring_seccomp 1 > out.txt
   for d in seccomp.*.capprof; do check ring_refused "$d" seccomp; done
