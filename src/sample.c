@@ -232,10 +232,12 @@ static void charge_node_at(struct sample_thread *st, struct cp_thread *tree, uin
     st->pcs = st->pcs_area;
   }
   if (st->tree != tree || st->tree_gen != tree->generation) {
-    /* capprof_reset rebuilt the tree: node indexes mean other paths now. */
-    clear_node_samples(st);
+    /* capprof_reset rebuilt the tree: node indexes mean other paths now.
+    ** Marked first: a read of the ring nested in the clearing (a signal
+    ** handler's hook) must not clear again. */
     st->tree = tree;
     st->tree_gen = tree->generation;
+    clear_node_samples(st);
   }
   if ((size_t)node * sizeof(uint32_t) >= st->node_samples_bytes) return;
   if (in_probe(pc)) {

@@ -613,11 +613,21 @@ struct ring {
   uint64_t user_ns;                            /* the thread's user CPU time at the last read */
 };
 
-/* The calling thread's CPU time in user mode (the samples' only mode). */
-static uint64_t thread_user_ns(void)
+/* The calling thread's CPU time in user mode (the samples' only mode). A
+** system call of its own on x86-64: a read of the ring must call nothing
+** through the program's PLT, which API interception may have patched into
+** a path that reads the ring again. */
+CP_PROBE_CODE static uint64_t thread_user_ns(void)
 {
   struct rusage ru;
+#if defined(__x86_64__)
+  long rc;
+  __asm__ __volatile__("syscall" : "=a"(rc) : "a"((long)SYS_getrusage), "D"((long)RUSAGE_THREAD),
+                       "S"(&ru) : "rcx", "r11", "memory");
+  if (rc != 0) return 0;
+#else
   if (getrusage(RUSAGE_THREAD, &ru) != 0) return 0;
+#endif
   return (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
 }
 static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
@@ -716,6 +726,8 @@ CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
     return;
   }
   r.user_ns = thread_user_ns();
+  /* The thread's sample state now: a read of the ring maps nothing. */
+  if (!tls_state) tls_state = sample_thread_claim(gettid_raw());
   errno = saved;
   tls_ring = r;
   t->ring_seen = __atomic_load_n(&r.page->data_tail, __ATOMIC_RELAXED);
@@ -765,12 +777,12 @@ CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
 {
   struct ring *r = &tls_ring;
   if (!r->page || t->ring_head != (const volatile uint64_t *)&r->page->data_head) return;
-  int saved = errno;
+  /* Nothing here sets errno or calls through the PLT (thread_user_ns is a
+  ** system call of its own; the sample state was claimed at the open). */
   uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
   uint64_t first = __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED), read = 0, tail;
   struct sample_session *s = ring_session;
-  struct sample_thread *st = tls_state;
-  if (!st && (st = sample_thread_claim(gettid_raw())) != NULL) tls_state = st;
+  struct sample_thread *st = tls_state;     /* claimed when the ring was opened */
   uint64_t user = thread_user_ns();
   while ((tail = __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED)) != head) {
     uint64_t h = ring_u64(r, tail), size = h >> 48, next = tail + size;
@@ -801,7 +813,6 @@ CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
   r->user_ns = user;
   __atomic_store_n(&r->page->data_tail, __atomic_load_n(&t->ring_seen, __ATOMIC_RELAXED),
                    __ATOMIC_RELEASE);
-  errno = saved;
 }
 
 CP_PROBE_CODE void cp_ring_drain(struct cp_thread *t)
