@@ -380,6 +380,19 @@ static int record_stack(struct sample_thread *st, const uint64_t *out, int n)
   return 0;
 }
 
+/* A sample's stack (stack[0] the pc) into st's sampled stacks, counted. */
+static void keep_stack(struct sample_session *s, struct sample_thread *st, const uint64_t *stack,
+                       int n)
+{
+  if (n > 1) SAMPLE_ADD64(&s->walked, 1);
+  if (record_stack(st, stack, n) == 0) {
+    SAMPLE_ADD64(&s->hits, 1);
+  } else {
+    st->lost++;
+    SAMPLE_ADD64(&s->lost, 1);
+  }
+}
+
 void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
                 const struct sample_regs *r)
 {
@@ -403,13 +416,7 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
   }
   uint64_t stack[SAMPLE_MAX_DEPTH];
   int n = walk(st, r, stack);
-  if (n > 1) SAMPLE_ADD64(&s->walked, 1);
-  if (record_stack(st, stack, n) == 0) {
-    SAMPLE_ADD64(&s->hits, 1);
-  } else {
-    st->lost++;
-    SAMPLE_ADD64(&s->lost, 1);
-  }
+  keep_stack(s, st, stack, n);
 }
 
 void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
@@ -424,13 +431,7 @@ void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struc
   }
   st->samples++;
   if (tree) charge_node(st, tree, stack[0], library_caller_copied(stack[0], word, ctx, nwords));
-  if (n > 1) SAMPLE_ADD64(&s->walked, 1);
-  if (record_stack(st, stack, n) == 0) {
-    SAMPLE_ADD64(&s->hits, 1);
-  } else {
-    st->lost++;
-    SAMPLE_ADD64(&s->lost, 1);
-  }
+  keep_stack(s, st, stack, n);
 }
 
 void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
@@ -719,18 +720,28 @@ int sample_default_wanted(void)
 ** where the samples land. Where the kernel does not allow it the session is
 ** recorded as not run, with the reason, and the times are the hooks'
 ** compensated ones; nothing is printed (the program did not ask). */
-static void sample_default_start(void)
+/* A new process-wide session called name, returned with os_lock held; NULL
+** (the lock not held) when every slot is taken. */
+static struct sample_session *process_session_new(const char *name)
 {
+  /* Before os_lock: the module list takes the loader's lock. */
   if (!exe_hi && sampler_module_range(NULL, &exe_lo, &exe_hi) != 0) exe_lo = exe_hi = 0;
   os_lock();
   struct sample_session *s = new_session(CPD_SK_PROCESS);
   if (!s) {
     os_unlock();
-    return;
+    return NULL;
   }
-  copy_text(s->name, sizeof s->name, "default");
+  copy_text(s->name, sizeof s->name, name);
   s->lo = 0;
   s->hi = UINTPTR_MAX;
+  return s;
+}
+
+static void sample_default_start(void)
+{
+  struct sample_session *s = process_session_new("default");
+  if (!s) return;
   s->source = &sources[0];                     /* time: task-clock */
   s->interval = DEFAULT_RING_NS;
   char why[200];
@@ -765,17 +776,8 @@ void sample_init_from_env(void)
   const char *name = !strcmp(spec, "1") ? "time" : spec;
   const struct sample_source *src = sample_find_source(name);
   uint64_t interval = 0;
-  /* Before os_lock: the module list takes the loader's lock. */
-  if (!exe_hi && sampler_module_range(NULL, &exe_lo, &exe_hi) != 0) exe_lo = exe_hi = 0;
-  os_lock();
-  struct sample_session *s = new_session(CPD_SK_PROCESS);
-  if (!s) {
-    os_unlock();
-    return;
-  }
-  copy_text(s->name, sizeof s->name, "CAPPROF_SAMPLE");
-  s->lo = 0;
-  s->hi = UINTPTR_MAX;
+  struct sample_session *s = process_session_new("CAPPROF_SAMPLE");
+  if (!s) return;
   msg[0] = '\0';
   if (!src) {
     char avail[256];

@@ -27,7 +27,8 @@ volatile unsigned sink;
 
 __attribute__((noinline)) void tick(void) { sink++; }
 
-__attribute__((noinline)) unsigned heavy(unsigned n)
+/* The work of each function below, in its own code (inlined). */
+__attribute__((always_inline, no_instrument_function)) static inline unsigned spin(unsigned n)
 {
   unsigned x = sink;
   for (unsigned i = 0; i < n; i++) {
@@ -37,25 +38,9 @@ __attribute__((noinline)) unsigned heavy(unsigned n)
   return x;
 }
 
-__attribute__((noinline)) unsigned light(unsigned n)
-{
-  unsigned x = sink;
-  for (unsigned i = 0; i < n; i++) {
-    x = x * 2654435761u + i;
-    if ((i & 4095) == 0) tick();
-  }
-  return x;
-}
-
-__attribute__((noinline)) void child_work(unsigned n)
-{
-  unsigned x = sink;
-  for (unsigned i = 0; i < n; i++) {
-    x = x * 2654435761u + i;
-    if ((i & 4095) == 0) tick();
-  }
-  sink = x;
-}
+__attribute__((noinline)) unsigned heavy(unsigned n) { return spin(n); }
+__attribute__((noinline)) unsigned light(unsigned n) { return spin(n); }
+__attribute__((noinline)) void child_work(unsigned n) { sink = spin(n); }
 
 static unsigned rounds = 1;
 #define UNIT 40000000u

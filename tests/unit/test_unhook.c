@@ -275,16 +275,24 @@ static void stub_ring_check(uintptr_t stub, uint32_t k)
   os_set_thread(saved);
 }
 
-static void test_stub_ring_check(void **state)
+/* Stub k written near code, as unhook.c does for libcapprof.so: a page
+** of its own, executable; munmap(page, 4096) after. */
+static unsigned char *near_stub_page(uint32_t k)
 {
-  (void)state;
-  stub_ring_check((uintptr_t)cp_count_stubs + STUB_SIZE * 9, 9);
   unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   assert_true(m != MAP_FAILED);
   uintptr_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
-  unhook_near_code(m, 11, (int32_t)((intptr_t)&posix_tls - (intptr_t)tp));
+  unhook_near_code(m, k, (int32_t)((intptr_t)&posix_tls - (intptr_t)tp));
   assert_int_equal(mprotect(m, 4096, PROT_READ | PROT_EXEC), 0);
+  return m;
+}
+
+static void test_stub_ring_check(void **state)
+{
+  (void)state;
+  stub_ring_check((uintptr_t)cp_count_stubs + STUB_SIZE * 9, 9);
+  unsigned char *m = near_stub_page(11);
   stub_ring_check((uintptr_t)m, 11);
   munmap(m, 4096);
 }
@@ -296,12 +304,7 @@ static void test_near_stub(void **state)
   static struct cp_thread t;
   cp_ring_none(&t);
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
-  unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  assert_true(m != MAP_FAILED);
-  uintptr_t tp;
-  __asm__("mov %%fs:0, %0" : "=r"(tp));
-  unhook_near_code(m, 7, (int32_t)((intptr_t)&posix_tls - (intptr_t)tp));
-  assert_int_equal(mprotect(m, 4096, PROT_READ | PROT_EXEC), 0);
+  unsigned char *m = near_stub_page(7);
   struct cp_thread *saved = os_get_thread();
   os_set_thread(NULL);
   uint64_t nostate = unhook_nostate[7];
