@@ -284,8 +284,10 @@ static int after_call(uintptr_t v)
   return 0;
 }
 
-/* The same from a copy of the stack's first words (a ring's sample). */
-static uint64_t library_caller_copied(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
+/* The caller, from nwords stack words from the stack pointer up, word k
+** read by word(ctx, k): the live stack (a signal's sample) or its copy (a
+** ring's). */
+static uint64_t library_caller(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
 {
   if (!exe_hi || (pc >= exe_lo && pc < exe_hi)) return 0;
   for (uint32_t k = 0; k < nwords && k < SAMPLE_SCAN_WORDS; k++) {
@@ -294,35 +296,28 @@ static uint64_t library_caller_copied(uint64_t pc, sample_word_fn word, void *ct
   }
   return 0;
 }
-
-static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
-{
-  if (!exe_hi || (r->pc >= exe_lo && r->pc < exe_hi)) return 0;
-  uintptr_t hi = st->stack_hi;
-  if (!hi || r->sp < st->stack_lo || r->sp >= hi || (r->sp & (sizeof(uintptr_t) - 1))) return 0;
-  const uintptr_t *w = (const uintptr_t *)r->sp;
-  for (uint32_t k = 0; k < SAMPLE_SCAN_WORDS && (uintptr_t)(w + k + 1) <= hi; k++)
-    if (w[k] >= exe_lo && w[k] < exe_hi && after_call(w[k]))
-      return ((uint64_t)w[k] - 1) | SAMPLE_PC_CALLER;
-  return 0;
-}
 #else
-static uint64_t library_caller_copied(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
+static uint64_t library_caller(uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
 {
   (void)pc;
   (void)word;
   (void)ctx;
   (void)nwords;
-  return 0;
-}
-
-static uint64_t library_caller(const struct sample_thread *st, const struct sample_regs *r)
-{
-  (void)st;
-  (void)r;
   return 0;                                  /* the call patterns are x86-64's */
 }
 #endif
+
+static uint64_t live_word(void *ctx, uint32_t k) { return ((const uintptr_t *)ctx)[k]; }
+
+/* The interrupted thread's own stack, within its bounds. */
+static uint64_t library_caller_live(const struct sample_thread *st, const struct sample_regs *r)
+{
+  uintptr_t hi = st->stack_hi;
+  if (!hi || r->sp < st->stack_lo || r->sp >= hi || (r->sp & (sizeof(uintptr_t) - 1))) return 0;
+  size_t n = (hi - r->sp) / sizeof(uintptr_t);
+  return library_caller(r->pc, live_word, (void *)r->sp,
+                        n < SAMPLE_SCAN_WORDS ? (uint32_t)n : SAMPLE_SCAN_WORDS);
+}
 
 /* Frame-pointer walk: out[0] is the pc, then return addresses minus one.
 ** Every frame must lie within the thread's stack, above the interrupted
@@ -411,7 +406,7 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
   }
   st->samples++;
   if (tree) {
-    uint64_t caller = library_caller(st, r);
+    uint64_t caller = library_caller_live(st, r);
     charge_node(st, tree, r->pc, caller);
   }
   uint64_t stack[SAMPLE_MAX_DEPTH];
@@ -420,8 +415,7 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
 }
 
 void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
-                       const uint64_t *stack, int n, sample_word_fn word, void *ctx,
-                       uint32_t nwords)
+                       uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords)
 {
   if (!s->running) return;
   SAMPLE_ADD64(&s->samples, 1);
@@ -430,8 +424,8 @@ void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struc
     return;
   }
   st->samples++;
-  if (tree) charge_node(st, tree, stack[0], library_caller_copied(stack[0], word, ctx, nwords));
-  keep_stack(s, st, stack, n);
+  if (tree) charge_node(st, tree, pc, library_caller(pc, word, ctx, nwords));
+  keep_stack(s, st, &pc, 1);
 }
 
 void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,

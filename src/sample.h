@@ -146,13 +146,11 @@ void sample_hit(struct sample_session *s, struct sample_thread *st, struct cp_th
                 const struct sample_regs *r) CP_HIDDEN;
 /* The same for a sample read from a ring buffer later, by the sampled
 ** thread itself while its call path is still the one sampled (perf.c):
-** stack[0] is the program counter, stack[1..n-1] return addresses minus
-** one (the kernel's frame-pointer walk); word(ctx, k) reads the k-th of
-** nwords copied from the stack pointer up. */
+** its program counter pc, and word(ctx, k) the k-th of nwords stack words
+** copied from the stack pointer up (no stack walk). */
 typedef uint64_t (*sample_word_fn)(void *ctx, uint32_t k);
 void sample_hit_copied(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,
-                       const uint64_t *stack, int n, sample_word_fn word, void *ctx,
-                       uint32_t nwords) CP_HIDDEN;
+                       uint64_t pc, sample_word_fn word, void *ctx, uint32_t nwords) CP_HIDDEN;
 /* n samples the kernel could not write (the ring was full), charged to
 ** node of tree; their program counters and stacks are lost. */
 void sample_lost(struct sample_session *s, struct sample_thread *st, struct cp_thread *tree,

@@ -202,6 +202,14 @@ const struct cpd_sample_session *samples_describe(FILE *f, const struct cpd_dump
   return s;
 }
 
+void samples_refused(FILE *f, const struct profile *p)
+{
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    const struct cpd_sample_session *s = cpd_process_sampling(p->dumps[i].d);
+    if (s && (s->flags & CPD_SS_F_FAILED)) samples_describe(f, p->dumps[i].d);
+  }
+}
+
 static const struct profile *pc_prof;
 
 static int by_pc_self(const void *pa, const void *pb)
@@ -528,12 +536,7 @@ int cmd_report(int argc, char **argv)
          p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
          fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
   int cpu = p->node_samples > 0;
-  /* The default sampling did not run (the kernel refused it): say why the
-  ** times are the hooks' compensated ones. */
-  for (uint32_t i = 0; !cpu && !raw && i < p->ndumps; i++) {
-    const struct cpd_sample_session *ss = cpd_process_sampling(p->dumps[i].d);
-    if (ss && (ss->flags & CPD_SS_F_FAILED)) samples_describe(stdout, p->dumps[i].d);
-  }
+  if (!cpu && !raw) samples_refused(stdout, p);
   /* A run whose measured time was mostly (over half) the hooks' own: its
   ** times rest on the compensation's model as much as on the measurement
   ** (docs/tool.md). */

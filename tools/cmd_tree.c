@@ -254,6 +254,8 @@ int cmd_tree(int argc, char **argv)
                    sizeof y));
     fputs(prof_probe_note(p), stdout);
     putchar('\n');
+  } else if (!o.raw) {
+    samples_refused(stdout, p);
   }
   uint32_t *sel = malloc((p->nthreads + 1) * sizeof *sel), n = 0;
   int status = 0;

@@ -36,6 +36,10 @@ int calls_main(int argc, char **argv, int callees);
 /* One line on f saying how dump d was sampled (cmd_report.c); its process-wide
 ** sampling session, or NULL when it has none. */
 const struct cpd_sample_session *samples_describe(FILE *f, const struct cpd_dump *d);
+/* For each dump whose process-wide sampling did not run (the default's,
+** refused by the kernel), the line saying why: its times are the hooks'. */
+struct profile;
+void samples_refused(FILE *f, const struct profile *p);
 
 /* Print "capprof: <message>" on stderr; returns 1 (an exit status). */
 int tool_error(const char *fmt, ...)

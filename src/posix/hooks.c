@@ -52,8 +52,9 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t s
 }
 
 /* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
-** compare, the ring's two loads and compare, then one clock read, 6 loads, 4 stores, 1 combined branch; a
-** leaf function: no calls, four registers saved. */
+** compare, the ring's two loads and compare, then one clock read, 6 loads,
+** 4 stores, 1 combined branch; a leaf function: no calls, four registers
+** saved. */
 CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
@@ -80,7 +81,8 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 }
 
 /* Cost (fast path, see cp_hot_exit_try): one TLS load, one gate load and
-** compare, the ring's two loads and compare, one ordered clock read, 4 loads, 5 stores, 3 branches. */
+** compare, the ring's two loads and compare, one ordered clock read, 4
+** loads, 5 stores, 3 branches. */
 CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;

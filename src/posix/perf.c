@@ -587,12 +587,13 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 ** (cp_ring_pending, two loads) before it changes the shadow stack: between
 ** two hooks of a thread the call path does not change, so the samples found
 ** belong to the node on top, as a signal handler would have found them.
-** Each sample carries its program counter, the kernel's frame-pointer walk
-** of the user stack, and a copy of the stack's first RING_STACK_BYTES (for
-** a library call made by an unhooked function: sample.c). A ring that
-** fills up (a long stretch without hooks) makes the kernel count what it
-** could not write: those samples go to the same node, without a program
-** counter. A thread that never runs a hook has no ring. */
+** The counting stubs of unhooked functions look too, every 64th call
+** (asm cp_stub_check). Each sample carries its program counter and a copy
+** of the stack's first RING_STACK_BYTES (for a library call made by an
+** unhooked function: sample.c); no stack walk. A ring that fills up (a
+** long stretch without hooks) refuses samples: those go to the same node,
+** without a program counter (ring_drain). A thread that never runs a hook
+** has no ring. */
 
 #define RING_DATA_BYTES 65536u                 /* a power of two; at least one page */
 #define RING_STACK_BYTES 512u
@@ -630,12 +631,11 @@ CP_PROBE_CODE static uint64_t thread_user_ns(void)
 #endif
   return (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
 }
+
 static __thread struct ring tls_ring __attribute__((tls_model("initial-exec")));
 static struct sample_session *ring_session;    /* the default sampling, once started */
 static uint32_t ring_refused;                  /* hooked threads that got no ring (atomic) */
 static int ring_refused_errno;                 /* the first one's reason */
-
-static const uint32_t ring_stack_bytes = RING_STACK_BYTES;
 
 static void ring_attr(struct perf_event_attr *a, uint64_t period)
 {
@@ -644,11 +644,8 @@ static void ring_attr(struct perf_event_attr *a, uint64_t period)
   a->config = PERF_COUNT_SW_TASK_CLOCK;
   a->size = sizeof *a;
   a->sample_period = period;
-  a->sample_type = PERF_SAMPLE_IP;
-  if (ring_stack_bytes) {
-    a->sample_type |= PERF_SAMPLE_STACK_USER;
-    a->sample_stack_user = ring_stack_bytes;
-  }
+  a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_STACK_USER;
+  a->sample_stack_user = RING_STACK_BYTES;
   a->exclude_kernel = 1;                       /* user code only: perf_event_paranoid 2 allows it */
   a->exclude_hv = 1;
   a->watermark = 1;                            /* nobody polls: no wake-ups */
@@ -658,7 +655,6 @@ static void ring_attr(struct perf_event_attr *a, uint64_t period)
 /* Open and map a ring for the calling thread; 0 or errno. */
 static int ring_map(uint64_t period, struct ring *r)
 {
-  if (!posix_seccomp_none()) return EPERM;     /* a filter may kill for perf_event_open */
   struct perf_event_attr a;
   ring_attr(&a, period);
   int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -717,7 +713,8 @@ CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
   int saved = errno;                           /* a hook's: the host's errno stays */
   struct ring r;
   memset(&r, 0, sizeof r);
-  int e = ring_map(s->interval, &r);
+  /* A filter on this thread may kill the process for perf_event_open. */
+  int e = posix_seccomp_none() ? ring_map(s->interval, &r) : EPERM;
   if (e) {
     /* No lock: a fork child's handler runs here holding it. The note is
     ** written with the dump (sampler_note). */
@@ -764,7 +761,7 @@ CP_PROBE_CODE static void ring_sample(const struct ring *r, struct sample_sessio
     words = (dyn < bytes ? dyn : bytes) / 8;
   }
   struct ring_words w = { r, at + 8 };
-  sample_hit_copied(s, st, t, &pc, 1, ring_word, &w, (uint32_t)words);
+  sample_hit_copied(s, st, t, pc, ring_word, &w, (uint32_t)words);
 }
 
 /* Read t's ring (the calling thread's), charging each sample to the node
@@ -805,7 +802,7 @@ CP_PROBE_CODE static void ring_drain(struct cp_thread *t)
   /* Found (nearly) full: samples the kernel refused since the last read
   ** were taken under the node on top too. Their number: the thread's user
   ** time since then in intervals, less the samples read. */
-  if (head - first + 32 + ring_stack_bytes > r->mask + 1 && s && r->user_ns && user > r->user_ns) {
+  if (head - first + 32 + RING_STACK_BYTES > r->mask + 1 && s && r->user_ns && user > r->user_ns) {
     uint64_t due = (user - r->user_ns) / s->interval;
     if (due > read) sample_lost(s, st, t, t->top->node, due - read);
     r->skip_lost = 1;

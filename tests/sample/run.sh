@@ -112,6 +112,7 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
   for d in refused.*.capprof; do
     check ring_refused "$d" CAPPROF_SAMPLE_NO_PERF
     "$capprof" report "$d" | tee report.txt | grep -q "sampling did not run: .*compensated"
+    "$capprof" tree "$d" | grep -q "sampling did not run: .*compensated"
   done
   # Under a seccomp filter perf_event_open is never tried (a filter may kill for it)
   gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" "$here/seccomp_allow.c" \
