@@ -5,8 +5,8 @@
 */
 #include <stdio.h>
 
-#include "dumpread.h"
 #include "internal.h"
+#include "model/cpd_reader.h"
 
 int main(int argc, char **argv)
 {

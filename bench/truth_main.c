@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "capprof/capprof.h"
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 #include "truth.h"
 
 enum { F_NANO, F_TINY, F_SMALL, F_MID, F_HEAVY, F_FAN, F_ROOT, NF };

@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "display.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 struct command {
   const char *name;

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 struct sym { uint64_t addr; char name[64]; };
 static struct sym syms[256];

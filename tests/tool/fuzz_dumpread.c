@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dumpread.h"
-#include "profile.h"
-#include "tool.h"
+#include "model/cpd_reader.h"
+#include "model/profile.h"
+#include "model/tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

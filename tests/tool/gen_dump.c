@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpwrite.h"
+#include "model/cpd_writer.h"
 
 static struct cpd_module module = {
   0x400000, 0x100000, CPD_MODID_NONE, 0, NULL, "synthetic", ""

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dumpwrite.h"
-#include "profile.h"
+#include "model/cpd_writer.h"
+#include "model/profile.h"
 
 /* A dump with 1 tick = 1 ns, inner 10 ns and outer 20 ns per call, one module
 ** without a file (names are synth+0x...), and one thread holding nodes. */

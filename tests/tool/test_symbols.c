@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "symbols.h"
+#include "sym/symbols.h"
 
 __attribute__((noinline)) int symbolized_function(int x)
 {

@@ -61,14 +61,14 @@ else()
   set(CAPPROF_FUZZ OFF)
 endif()
 if(CAPPROF_FUZZ)
-  set(fuzz_srcs ${TOOL_TESTS}/fuzz_dumpread.c ${PROJECT_SOURCE_DIR}/tools/dumpread.c
-    ${PROJECT_SOURCE_DIR}/tools/profile.c ${PROJECT_SOURCE_DIR}/tools/symbols.c
-    ${PROJECT_SOURCE_DIR}/tools/sym_none.c ${PROJECT_SOURCE_DIR}/tools/util.c)
+  set(fuzz_srcs ${TOOL_TESTS}/fuzz_dumpread.c ${PROJECT_SOURCE_DIR}/tools/model/cpd_reader.c
+    ${PROJECT_SOURCE_DIR}/tools/model/profile.c ${PROJECT_SOURCE_DIR}/tools/sym/symbols.c
+    ${PROJECT_SOURCE_DIR}/tools/sym/sym_none.c ${PROJECT_SOURCE_DIR}/tools/model/tool.c)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
     COMMAND ${CAPPROF_CLANG} -g -O1 -fsanitize=fuzzer,address,undefined
       -fno-sanitize-recover=undefined -I${PROJECT_SOURCE_DIR}/include
       -I${PROJECT_SOURCE_DIR}/tools ${fuzz_srcs} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread
-    DEPENDS ${fuzz_srcs} ${PROJECT_SOURCE_DIR}/tools/dumpread.h ${PROJECT_SOURCE_DIR}/src/dumpfmt.h
+    DEPENDS ${fuzz_srcs} ${PROJECT_SOURCE_DIR}/tools/model/cpd_reader.h ${PROJECT_SOURCE_DIR}/src/dumpfmt.h
     COMMENT "Building the dump reader's fuzzer with clang")
   add_custom_target(fuzz_dumpread ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_dumpread)
   # Seed corpus: small valid dumps from gen_dump, made at test time; then a

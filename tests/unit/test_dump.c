@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "capprof/capprof.h"
-#include "dumpread.h"
 #include "instrumented.h"
 #include "internal.h"
+#include "model/cpd_reader.h"
 
 static char dir[256];
 

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "capprof/capprof.h"
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 static char dir[256];
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 static int wanted(const char *list, const char *sym)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 struct sym { uint64_t addr; char name[128]; };
 static struct sym *syms;

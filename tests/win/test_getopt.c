@@ -1,14 +1,15 @@
 /*
 ** test_getopt.c -- runs argument vectors through getopt_long and prints
 ** what it returns, optarg, optopt and the operands left at argv[optind..].
-** Built twice on Linux, with glibc's getopt_long and with tools/win/getopt.c
-** (the MSVC build's), and the two outputs must be identical.
+** Built twice on Linux, with glibc's getopt_long and with
+** tools/platform/win/getopt.c (the MSVC build's), and the two outputs must be
+** identical.
 */
 #include <stdio.h>
 #include <string.h>
 
 #ifdef OWN_GETOPT
-#  include "../../tools/win/getopt.c"
+#  include "../../tools/platform/win/getopt.c"
 #else
 #  include <getopt.h>
 #endif

@@ -13,7 +13,7 @@
 #include <windows.h>
 
 #include "capprof/capprof.h"
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 #include "wintest.h"
 #include "wtdump.h"
 

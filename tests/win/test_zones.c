@@ -10,7 +10,7 @@
 
 #define CAPPROF_ENABLED 1
 #include "capprof/capprof.h"
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 #include "wintest.h"
 #include "wtdump.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "capprof/capprof.h"
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 #include "wintest.h"
 
 /* Dump to "<name>.<pid>.capprof" and load it; NULL (a failed check) if

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dumpwrite.h"
-#include "profile.h"
-#include "runs.h"
-#include "zones.h"
+#include "model/cpd_writer.h"
+#include "model/mismatches.h"
+#include "model/profile.h"
+#include "model/run_stats.h"
 
 /* One run: zone "work" called twice for work_ns in all, and zone "rare"
 ** (inside work) for rare_ns when rare_ns > 0; one zone issue record. */

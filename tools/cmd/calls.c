@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 /* A caller->callee pair summed over call paths: incl counts a recursion's
 ** outermost calls, incl_all every call (for the mean per call). */

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 static const char usage[] =
   "usage: capprof annotate [options] FUNC DUMP...\n"

@@ -2,7 +2,8 @@
 ** cmd_callers.c -- 'capprof callers FUNC DUMP...': who calls FUNC, with the
 ** calls each caller made and the time FUNC spent on them (calls.c).
 */
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "model/tool.h"
 
 int cmd_callers(int argc, char **argv)
 {

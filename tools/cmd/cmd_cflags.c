@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "model/tool.h"
 
 /* Where libcapprof is installed relative to the tool (CMake sets it). */
 #ifndef CAPPROF_REL_LIBDIR

@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "export.h"
-#include "profile.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "export/export.h"
+#include "model/profile.h"
+#include "model/tool.h"
 
 static const char usage[] =
   "usage: capprof diff [options] BASE NEW\n"

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 #define DEFAULT_MIN_CALLS 10000.0
 #define DEFAULT_BELOW_NS  30.0   /* when the dumps had throttling off */

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "filter.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "export/export.h"
+#include "model/filter.h"
+#include "model/tool.h"
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,

@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "display.h"
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
-#include "zones.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/mismatches.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 static const char *clock_name(uint32_t c)
 {

@@ -14,10 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpwrite.h"
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "model/cpd_writer.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 static const char usage[] =
   "usage: capprof merge -o OUT DUMP...\n"

@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "filter.h"
-#include "profile.h"
-#include "runs.h"
-#include "symbols.h"
-#include "tool.h"
-#include "zones.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/filter.h"
+#include "model/mismatches.h"
+#include "model/profile.h"
+#include "model/run_stats.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 static const char usage[] =
   "usage: capprof report [options] DUMP...\n"

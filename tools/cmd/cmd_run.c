@@ -3,15 +3,16 @@
 ** program without recompiling it (WAP's job). The settings travel to the
 ** runtime in environment variables, so every process of the tree started
 ** (fork, exec, scripts) carries them and writes its own dump; the platform
-** file (run_posix.c, run_win.c) loads the runtime and starts the program.
+** file (launch/launch_posix.c, launch_win.c) loads the runtime and starts the program.
 */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "run.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "launch/launch.h"
+#include "model/tool.h"
 
 #define DEFAULT_API "default"
 

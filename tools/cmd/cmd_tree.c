@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "filter.h"
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/filter.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 static const char usage[] =
   "usage: capprof tree [options] DUMP...\n"

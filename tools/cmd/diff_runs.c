@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "profile.h"
-#include "runs.h"
-#include "tool.h"
+#include "cmd/cmd.h"
+#include "cmd/display.h"
+#include "model/profile.h"
+#include "model/run_stats.h"
+#include "model/tool.h"
 
 struct drow {
   const char *name;

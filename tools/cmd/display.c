@@ -1,14 +1,14 @@
 /*
 ** display.c -- the look of the tool's terminal output (display.h): display
 ** options, colour, pager, short C++ names and lines fitted to the terminal.
-** The terminal itself is behind term.h, one file per platform.
+** The terminal itself is behind platform/term.h, one file per platform.
 */
 #include <stdlib.h>
 #include <string.h>
 
-#include "display.h"
-#include "term.h"
-#include "tool.h"
+#include "cmd/display.h"
+#include "model/tool.h"
+#include "platform/term.h"
 
 static struct {
   int color;            /* -1 auto, 0 never, 1 always */

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "profile.h"
+#include "model/profile.h"
 
 struct exporter {
   const char *name;        /* --format value */

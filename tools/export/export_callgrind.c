@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "tool.h"
+#include "export/export.h"
+#include "model/tool.h"
 
 struct arc { uint32_t caller, callee; uint64_t calls; double incl, samples, cpu; };
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "runs.h"
+#include "export/export.h"
+#include "model/run_stats.h"
 
 struct column {
   const char *header;

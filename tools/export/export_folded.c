@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "tool.h"
+#include "export/export.h"
+#include "model/tool.h"
 
 #define HEAD 64
 #define TAIL 64

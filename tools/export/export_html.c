@@ -1,7 +1,7 @@
 /*
 ** export_html.c -- 'capprof export --format=html' and 'capprof diff
-** --format=html': one self-contained page. Its code is tools/html/ (embedded
-** at build time by tools/html/embed.cmake); this file writes the data it
+** --format=html': one self-contained page. Its code is tools/export/html/
+** (embedded at build time by its embed.cmake); this file writes the data it
 ** shows as compact JSON: header facts and the tool's warnings, the flat
 ** profile with report's columns, caller->callee edges, and each call tree in
 ** preorder as columns of numbers. docs/tool.md describes the page.
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "runs.h"
-#include "symbols.h"
-#include "tool.h"
-#include "zones.h"
+#include "export/export.h"
+#include "model/mismatches.h"
+#include "model/run_stats.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 extern const unsigned char html_page_head[], html_page_tail[];
 extern const size_t html_page_head_len, html_page_tail_len;

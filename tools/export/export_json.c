@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "tool.h"
+#include "export/export.h"
+#include "model/tool.h"
 
 /* Length of a valid UTF-8 sequence at s, or 0. */
 static int utf8_len(const unsigned char *s)

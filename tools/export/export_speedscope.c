@@ -9,8 +9,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "export.h"
-#include "tool.h"
+#include "export/export.h"
+#include "model/tool.h"
 
 /* A node's length in the layout: its inclusive time, or the CPU time of its
 ** samples. */

@@ -1,7 +1,7 @@
 /*
-** run.h -- 'capprof run': the portable launcher (cmd_run.c) and what each
-** platform's launch file provides (run_posix.c: fork, exec, LD_PRELOAD;
-** run_win.c: a suspended process and capprof.dll loaded into it).
+** launch.h -- 'capprof run': the portable launcher (cmd_run.c) and what each
+** platform's launch file provides (launch_posix.c: fork, exec, LD_PRELOAD;
+** launch_win.c: a suspended process and capprof.dll loaded into it).
 */
 #ifndef CAPPROF_RUN_H
 #define CAPPROF_RUN_H

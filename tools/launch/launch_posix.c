@@ -1,5 +1,5 @@
 /*
-** run_posix.c -- 'capprof run' on Linux: finds libcapprof.so next to the
+** launch_posix.c -- 'capprof run' on Linux: finds libcapprof.so next to the
 ** tool, preloads it (LD_PRELOAD, inherited by every process the program
 ** starts) unless the program carries the runtime already, forks and execs
 ** the program, and waits for it as a shell would.
@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run.h"
-#include "tool.h"
+#include "launch/launch.h"
+#include "model/tool.h"
 
 #ifndef CAPPROF_INSTALL_LIBDIR
 #  define CAPPROF_INSTALL_LIBDIR "lib"

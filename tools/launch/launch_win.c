@@ -1,5 +1,5 @@
 /*
-** run_win.c -- the Windows launcher of `capprof run`: starts the program
+** launch_win.c -- the Windows launcher of `capprof run`: starts the program
 ** suspended, has its main thread load capprof.dll before the program's own
 ** code runs, resumes it, waits, and returns its exit code. The runtime in
 ** capprof.dll reads its settings from the environment (CAPPROF_API, ...).
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "../src/win/inject.h"
-#include "run.h"
-#include "tool.h"
+#include "../../src/win/inject.h"
+#include "launch/launch.h"
+#include "model/tool.h"
 
 /* Append one argument to the command line being built, quoted by the rules
 ** CommandLineToArgvW and the C runtimes use to split it again. */

@@ -1,5 +1,5 @@
 /*
-** dumpread.c -- parses and validates a capprof dump (see dumpfmt.h). Every
+** cpd_reader.c -- parses and validates a capprof dump (see dumpfmt.h). Every
 ** read goes through a bounds-checked cursor; every count is checked against
 ** the bytes that must hold it before anything is allocated for it.
 */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 #define MAX_SECTIONS 64
 

@@ -1,5 +1,5 @@
 /*
-** dumpread.h -- the dump reader library, shared by the capprof tool and the
+** cpd_reader.h -- the dump reader library, shared by the capprof tool and the
 ** tests. It validates every field it reads: a corrupt, truncated or hostile
 ** file gives an error code and a one-line explanation, never a crash, and
 ** memory stays proportional to the file's size.
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/dumpfmt.h"
+#include "../../src/dumpfmt.h"
 #include "capprof/capprof.h"
 
 struct cpd_module {

@@ -1,5 +1,5 @@
 /*
-** dumpwrite.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
+** cpd_writer.c -- writes a struct cpd_dump in the dump format (dumpfmt.h,
 ** docs/dump-format.md), section for section as the runtime's writer does:
 ** PROCESS, CLOCK, MODULES, STRINGS (if any), NODES, THREADS, ZONE_ISSUES (if
 ** any), CALIBRATION (if any thread has figures), THROTTLE (if any), section table.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dumpwrite.h"
+#include "model/cpd_writer.h"
 
 struct buf { unsigned char *p; size_t len, cap; int oom; };
 

@@ -1,5 +1,5 @@
 /*
-** dumpwrite.h -- the tool's dump writer: serializes a struct cpd_dump held
+** cpd_writer.h -- the tool's dump writer: serializes a struct cpd_dump held
 ** in memory into the dump format of dumpfmt.h. Used by 'capprof merge' and by
 ** the tests to build dumps (seed corpus, large synthetic trees).
 */
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 /* Serialize d into a malloc'd buffer (*out, *len; owned by the caller).
 ** d->flags is written as is (CPD_F_COMPLETE is added). Returns 0 or

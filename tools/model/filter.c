@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
-#include "tool.h"
+#include "model/filter.h"
+#include "model/tool.h"
 
 const char filter_help[] =
   "\nFilters:\n"

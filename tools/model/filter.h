@@ -9,7 +9,7 @@
 
 #include <getopt.h>
 
-#include "profile.h"
+#include "model/profile.h"
 
 #define FILTER_MAX 32
 

@@ -1,13 +1,13 @@
 /*
-** zones.c -- zone mismatch tallies and their wording, shared by 'capprof
+** mismatches.c -- zone mismatch tallies and their wording, shared by 'capprof
 ** info' (a table per dump) and 'capprof report' (warnings over all runs).
 */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
-#include "zones.h"
+#include "model/mismatches.h"
+#include "model/tool.h"
 
 /* What each kind means, worded after a count. */
 static const char *const kind_text[CPD_ZI_KINDS] = {

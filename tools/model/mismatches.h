@@ -1,5 +1,5 @@
 /*
-** zones.h -- what the tool says about zones: the mismatched BEGIN/END a
+** mismatches.h -- what the tool says about zones: the mismatched BEGIN/END a
 ** dump records (ZONE_ISSUES), summed per zone name over threads and runs,
 ** as warnings for 'report' and a table for 'info'.
 */
@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 /* Mismatches of one zone name over a set of dumps. */
 struct zone_tally {

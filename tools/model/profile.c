@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
-#include "symbols.h"
-#include "tool.h"
+#include "model/profile.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 /* ---- a u64 -> u32 hash map ------------------------------------------------- */
 

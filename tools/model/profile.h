@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 #define PROF_NONE UINT32_MAX
 #define PROF_OUTER 0x100u  /* node flag: no ancestor runs the same function */

@@ -1,12 +1,12 @@
 /*
-** runs.c -- per-run flat totals of a multi-dump profile and the statistics
+** run_stats.c -- per-run flat totals of a multi-dump profile and the statistics
 ** over them (mean, sample standard deviation, min, max, Welch's t test).
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runs.h"
+#include "model/run_stats.h"
 
 int runs_build(const struct profile *p, int raw, struct run_table *rt)
 {

@@ -1,5 +1,5 @@
 /*
-** runs.h -- statistics across runs. A profile loaded from N dumps of the
+** run_stats.h -- statistics across runs. A profile loaded from N dumps of the
 ** same program treats each dump as one run; per function it gives the value
 ** in each run (self, total, calls: a run where the function is absent counts
 ** 0), and over the runs the mean, sample standard deviation, min, max and the
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "profile.h"
+#include "model/profile.h"
 
 struct run_stat {
   double mean, sd;              /* sd: sample standard deviation, 0 for one run */

@@ -1,5 +1,5 @@
 /*
-** util.c -- small helpers of the tool: error lines, loading a dump with a
+** tool.c -- small helpers of the tool: error lines, loading a dump with a
 ** one-line error, and formatting durations and counts for people.
 */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "model/tool.h"
 
 int tool_error(const char *fmt, ...)
 {

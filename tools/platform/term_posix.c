@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "term.h"
+#include "platform/term.h"
 
 static pid_t pager_pid;
 

@@ -6,7 +6,7 @@
 #include <io.h>
 #include <windows.h>
 
-#include "term.h"
+#include "platform/term.h"
 
 int term_is_tty(FILE *f)
 {

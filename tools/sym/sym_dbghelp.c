@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols.h"
+#include "sym/symbols.h"
 
 struct dbg_module {
   int state;               /* 0 not loaded yet, 1 usable, -1 unusable */

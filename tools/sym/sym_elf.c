@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols.h"
+#include "sym/symbols.h"
 
 struct elf_module {
   int state;               /* 0 not opened yet, 1 usable, -1 unusable */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "symbols.h"
+#include "sym/symbols.h"
 
 struct sym_backend *symb_open(const struct cpd_dump *d) { (void)d; return NULL; }
 void symb_close(struct sym_backend *b) { (void)b; }

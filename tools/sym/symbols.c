@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols.h"
-#include "tool.h"
+#include "model/tool.h"
+#include "sym/symbols.h"
 
 struct entry { uint64_t key; struct sym_info info; int used; };
 

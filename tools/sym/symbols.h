@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dumpread.h"
+#include "model/cpd_reader.h"
 
 struct sym_info {
   const char *name;     /* never NULL: function, zone, or module+0xoffset */

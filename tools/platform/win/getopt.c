@@ -1,5 +1,5 @@
 /*
-** getopt.c (tools/win) -- getopt_long for the MSVC build of the tool (see
+** getopt.c (tools/platform/win) -- getopt_long for the MSVC build of the tool (see
 ** getopt.h). Operands met among the options are rotated to the end of argv
 ** as they are met, so at the end argv[optind..] holds them in order.
 */

@@ -1,5 +1,5 @@
 /*
-** getopt.h (tools/win) -- getopt_long for the MSVC build of the tool, whose
+** getopt.h (tools/platform/win) -- getopt_long for the MSVC build of the tool, whose
 ** C runtime has none (MinGW and glibc have it). Used only when CMake builds
 ** the tool with MSVC; the subset the subcommands use, with GNU behaviour.
 */
