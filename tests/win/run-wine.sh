@@ -382,15 +382,17 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
 done
 # The tool as MSVC would build it: DbgHelp back end, tools/platform/win/getopt.c
 # (found first through -Itools/platform/win), no C++ demangler.
-TOOL_SRCS=$(cd "$SRC" && find tools -name '*.c' | LC_ALL=C sort | grep -v -e sym_elf.c \
-  -e sym_none.c -e term_posix.c -e launch_posix.c -e getopt.c -e demangle_none.c)
+TOOL_SRCS=$(cd "$SRC" && find tools -name '*.c' | LC_ALL=C sort | grep -v \
+  -e sym_elf.c -e sym_none.c -e term_posix.c -e launch_posix.c \
+  -e getopt.c -e demangle_none.c)
 for f in $TOOL_SRCS tools/platform/win/getopt.c tools/sym/demangle_none.c; do
   (cd "$SRC" && clang --driver-mode=cl --target=x86_64-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_AMD64_ -DCAPPROF_VERSION_STRING=\"0\" -Itools/platform/win -Itools \
      -imsvc /usr/x86_64-w64-mingw32/include -Iinclude /W3 /O2 \
      /c /Fo"$OUT/cl.obj" -- "$f") >"$OUT/cl.log" 2>&1 || { cat "$OUT/cl.log"; fail "clang-cl tool $f"; }
 done
-echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C files, getopt.c and demangle_none.c compiled"
+echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C files," \
+  "getopt.c and demangle_none.c compiled"
 if command -v x86_64-w64-mingw32-nm >/dev/null 2>&1; then
   (cd "$SRC" && clang --driver-mode=cl --target=i686-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_X86_ -imsvc /usr/i686-w64-mingw32/include -Iinclude /O2 /c /Fo"$OUT/hooks_x86.obj" \

@@ -1,8 +1,8 @@
 /*
 ** report.js -- the code of the capprof HTML page (inlined by embed.cmake).
 ** It reads the JSON that tools/export/export_html.c writes into the page and
-** draws the call tree as an icicle on a canvas (click to zoom, breadcrumbs, hover
-** tooltips, search), the flat table (sortable, filterable) and a selected
+** draws the call tree as an icicle on a canvas (click to zoom, breadcrumbs,
+** hover tooltips, search), the flat table (sortable, filterable) and a selected
 ** function's callers and callees. It loads nothing and needs no library.
 **
 ** Trees arrive in preorder as columns: n (children of each entry), f
@@ -42,7 +42,7 @@
     return e;
   }
 
-  /* ---- numbers, as the tool prints them (tools/model/tool.c) ---------------- */
+  /* ---- numbers, as the tool prints them (tools/model/tool.c) --------------- */
 
   function fmtNs(ns) {
     if (ns === null || ns === undefined || ns !== ns) return '-';
