@@ -6,7 +6,7 @@
 */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 /* Reservation sizes: address space only; memory is committed as used. */
 #if UINTPTR_MAX > 0xFFFFFFFFu

@@ -5,7 +5,7 @@
 */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 #if CAPPROF_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>

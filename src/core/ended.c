@@ -7,7 +7,7 @@
 */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 /* The arena: one reservation, committed as records are added, never
 ** freed piecemeal (reset and fork give it all back). It also bounds what

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "sample.h"
+#include "../internal.h"
+#include "../sample/sample.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
 

@@ -7,8 +7,8 @@
 */
 #include <string.h>
 
-#include "internal.h"
-#include "sample.h"
+#include "../internal.h"
+#include "../sample/sample.h"
 
 #define MAX_SECTIONS 24
 

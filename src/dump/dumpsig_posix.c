@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posix.h"
+#include "../posix/posix.h"
 
 #define TERM_FLAG 0x80           /* pipe byte: a terminating signal */
 #define ACK_WAIT_MS 10000        /* a terminating signal waits this long */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win.h"
+#include "../win/win.h"
 
 static DWORD interval_ms;
 

@@ -31,8 +31,8 @@
 ** function finds its jumper popped already; the entry rule covers compilers
 ** that do not.
 */
-#include "posix.h"
-#include "../sample.h"
+#include "../posix/posix.h"
+#include "../sample/sample.h"
 
 #define SP_BIAS 16u
 

@@ -8,7 +8,7 @@
 */
 #include <string.h>
 
-#include "win.h"
+#include "../win/win.h"
 
 volatile uint64_t win_frame_cache[WIN_FRAME_CACHE];
 

@@ -8,7 +8,7 @@
 ** The static library resolves gcrt1.o's references before libc does (it
 ** comes first on the link line); libcapprof.so precedes libc in lookup order.
 */
-#include "posix.h"
+#include "../posix/posix.h"
 
 #define GPROF_API __attribute__((visibility("default"))) CP_NOINSTR
 

@@ -4,8 +4,8 @@
 ** of the runtime. The key is the function's address; the stack pointer that
 ** orders frames is the hook's frame address, just below the caller's frame.
 */
-#include "posix.h"
-#include "../sample.h"
+#include "../posix/posix.h"
+#include "../sample/sample.h"
 
 #define HOOK_API __attribute__((visibility("default"))) CP_NOINSTR
 

@@ -9,7 +9,7 @@
 */
 #include <stdlib.h>
 
-#include "win.h"
+#include "../win/win.h"
 
 /* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
 ** load), one gate load and compare, the frame cache (one load and compare),

@@ -22,7 +22,7 @@
 **                                   esp+16  XMM0-XMM5 (96 bytes, aligned)
 **                                   esp     3 argument slots, 4 bytes padding
 */
-#include "win.h"
+#include "../win/win.h"
 
 #define HOOK_PROLOGUE                                                   \
   __asm push ebp                                                        \

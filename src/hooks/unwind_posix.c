@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "posix.h"
+#include "../posix/posix.h"
 
 #define GATE_BUSY 0xFFFFFFFFu
 

@@ -3,7 +3,7 @@
 ** (src/win/iat.c, asm/intercept_x64.asm): on 32-bit Windows `capprof run`
 ** finds no interception and says so (docs/windows.md).
 */
-#include "win.h"
+#include "../win/win.h"
 
 int os_intercept_start(void)
 {

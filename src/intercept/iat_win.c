@@ -9,8 +9,8 @@
 */
 #include <string.h>
 
-#include "win.h"
-#include "inject.h"
+#include "../win/win.h"
+#include "../win/inject.h"
 
 #ifndef PSAPI_VERSION
 #  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */

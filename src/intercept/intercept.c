@@ -14,7 +14,7 @@
 */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 #define API_MAX        65536u          /* distinct functions; later ones are skipped */
 #define API_HASH       (2u * API_MAX)

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "posix.h"
+#include "../posix/posix.h"
 
 #if defined(__x86_64__)
 #  define R_JUMP_SLOT R_X86_64_JUMP_SLOT

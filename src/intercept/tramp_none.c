@@ -3,7 +3,7 @@
 ** interception needs machine code per architecture (tramp_x86_64.c); here
 ** it reports itself unsupported and plt.c patches nothing.
 */
-#include "posix.h"
+#include "../posix/posix.h"
 
 int tramp_supported(void) { return 0; }
 uintptr_t tramp_return_address(void) { return 0; }

@@ -35,7 +35,7 @@
 */
 #include <string.h>
 
-#include "posix.h"
+#include "../posix/posix.h"
 
 __asm__(
   "  .text\n"

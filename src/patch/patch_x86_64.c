@@ -73,7 +73,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "posix.h"
+#include "../posix/posix.h"
 
 void __fentry__(void);
 void __return__(void);

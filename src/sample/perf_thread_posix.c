@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../sample.h"
+#include "sample.h"
 
 extern volatile int sampler_ever_started CP_HIDDEN;
 

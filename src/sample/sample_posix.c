@@ -32,8 +32,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "posix.h"
-#include "../sample.h"
+#include "../posix/posix.h"
+#include "sample.h"
 
 #define TIMER_MAGIC   0x5CA90000
 #define TIMER_MASK    0xFFFF0000

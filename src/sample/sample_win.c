@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "win.h"
-#include "../sample.h"
+#include "../win/win.h"
+#include "sample.h"
 
 /* ---- executive profile objects (ntdll, undocumented) ---------------------- */
 

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "sample.h"
+#include "../internal.h"
+#include "../sample/sample.h"
 
 #define DEFAULT_CALLS   100000u
 #define UNHOOK_CALLS    10000u          /* the default while unhooking is on */

@@ -17,7 +17,7 @@
 */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 #define NAMES_MAX     65536u          /* distinct names; one more id collects the rest */
 #define NAME_MAX_LEN  1023u           /* longer names are cut */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sample.h"
+#include "sample/sample.h"
 
 static void test_intervals(void **state)
 {
