@@ -52,9 +52,8 @@
  *   below   128 bytes of XMM0-XMM7, on the slow path only
  *
  * The workers (src/posix/fentry.c) take (key, S) and (S); the fast ones
- * return 0 when done, else a code for the slow one. The wrapper costs 9
- * stores and 9 loads, 2 calls and returns: ~5 ns a call, and 6 of the 9 ns
- * an untimed throttled call cost (bench/gcc_modes.sh).
+ * return 0 when done, else a code for the slow one. What the wrapper costs
+ * per call: bench/hookcost.py (instructions) and bench/gcc_modes.sh (time).
  *
  * So the common cases never reach it: each hook first runs its fast path
  * here, the C fast worker's in assembly, with only the registers it uses

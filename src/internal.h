@@ -638,7 +638,7 @@ struct cp_rstack {
 /* Push the return-stack entry above e (the caller checked there is room).
 ** Written, published, written again, as calltree_push: a signal handler's
 ** intercepted calls between two statements use and restore the same entry.
-** Cost: 9 stores to one entry and the top; shared by every back end. */
+** Shared by every back end. */
 CP_INLINE void intercept_rpush(struct cp_rstack *r, struct icpt_ret *e,
                                uintptr_t *slot, uintptr_t orig, uint32_t id)
 {
@@ -855,7 +855,7 @@ void os_dumpsig_start(void) CP_HIDDEN;
 ** signal handler's hooks may run between any two statements here: the frame
 ** is written, published, and written again, so that a handler that ran
 ** before the publish (using, and overwriting, the same slot) leaves nothing
-** stale behind. Cost: 5 stores to one frame and the top. */
+** stale behind. */
 CP_INLINE void calltree_push_kind(struct cp_thread *t, struct cp_frame *f, uint32_t node,
                                   uint32_t kind, uintptr_t sp, uint64_t start)
 {
@@ -894,8 +894,8 @@ CP_INLINE uint32_t throttle_next_countdown(struct cp_thread *t)
 }
 
 /* Enter a call of throttled node c above frame f (room checked by the
-** caller): most calls push an untimed frame and read no clock (a few loads,
-** 7 stores); every P-th on average is timed as a sample. */
+** caller): most calls push an untimed frame and read no clock; every P-th
+** on average is timed as a sample. */
 CP_INLINE void calltree_push_throttled(struct cp_thread *t, struct cp_frame *f, uint32_t c,
                                        uintptr_t sp)
 {
@@ -928,9 +928,9 @@ CP_INLINE uint32_t calltree_slot(const struct cp_thread *t, uint32_t parent, uin
   return (uint32_t)(h >> 32) & t->mask;
 }
 
-/* Entry of an instrumented call. Cost when the callee was called from the
-** same caller before: one clock read, ~6 loads and 6 stores (one cache line
-** of frame), 4 predictable branches; no lock, no allocation, no shared write.
+/* Entry of an instrumented call. When the callee was called from the same
+** caller before: one clock read, no lock, no allocation, no shared write
+** (cost per call, from the built hooks: bench/hookcost.py).
 ** slow_since: the clock when the caller's slow path began (its fast path
 ** failed), or 0. Whatever runs from then, or from the first slow step here,
 ** to the frame's start is added to t->debt: a second clock read, on slow
@@ -974,8 +974,8 @@ CP_INLINE void cp_hot_enter(struct cp_thread *t, uint64_t key, uintptr_t sp,
 }
 
 /* Exit of an instrumented call. check_key: the exit hook knows the same key
-** the entry hook had (GCC/Clang hooks); MSVC's _pexit does not. Cost: one
-** clock read, ~5 loads and 6 stores, 4-5 predictable branches.
+** the entry hook had (GCC/Clang hooks); MSVC's _pexit does not. One clock
+** read (cost per call: bench/hookcost.py).
 ** With a key, the innermost frame with that key is this call's whatever the
 ** stack pointers say: GCC at -O2 makes __cyg_profile_func_exit a tail call
 ** after the epilogue, so the exit hook's sp is above the entry hook's by the
@@ -1006,7 +1006,7 @@ CP_INLINE void cp_hot_exit(struct cp_thread *t, uint64_t key, uintptr_t sp,
 ** else out of line: the caller's frame is live, the stack has room and the
 ** callee is its parent's hot child. Returns 1 when the call is recorded, 0
 ** (having changed nothing) when the hook must take the full path.
-** Cost: one clock read, 6 loads, 6 stores, one branch; nothing shared.
+** One clock read; nothing shared.
 ** mode: the clock read that starts the call (CP_CLOCK_*, cp_g.use_tsc but
 ** for intercepted calls, see intercept_read_mode). */
 CP_INLINE int cp_hot_enter_try_read(struct cp_thread *t, uint64_t key, uintptr_t sp,
@@ -1066,10 +1066,9 @@ CP_INLINE uint32_t intercept_read_mode(void)
 
 /* The common case of cp_hot_exit (check_key): the innermost frame has this
 ** call's key, so it is this call's (sp is not compared: see cp_hot_exit).
-** Returns 0, having changed nothing, otherwise. Cost: one ordered clock
-** read, 4 loads, 5 stores, 4 predictable branches (min, max, throttling's
-** decision calls: a compare with a value in the line of cp_g.gate and a
-** test of the count's low bits).
+** Returns 0, having changed nothing, otherwise. One ordered clock read and
+** the branches of min, max and throttling's decision calls (a compare with
+** a value in the line of cp_g.gate and a test of the count's low bits).
 ** 2: done, and the popped frame's node (t->top + 1) just made its
 ** throttling decision call. */
 CP_INLINE int cp_hot_exit_try(struct cp_thread *t, uint64_t key, uintptr_t sp)

@@ -52,8 +52,8 @@ uint32_t posix_fentry_exit(uintptr_t slot) CP_HIDDEN;
 void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr_t site) CP_HIDDEN;
 
 /* Fast entry: the caller's frame is live and strictly above, the stack has
-** room, the callee is its parent's hot child. Cost: one TLS load, one gate
-** load and compare, one clock read, 6 loads, 5 stores, 2 branches; a leaf.
+** room, the callee is its parent's hot child: one clock read, a leaf (cost
+** per call: bench/hookcost.py).
 ** A throttled callee pushes an untimed frame and, most of the time, reads
 ** no clock (calltree_push_throttled). */
 CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
@@ -105,9 +105,8 @@ CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32
   cp_hot_enter(t, (uint64_t)key, sp, since);
 }
 
-/* Fast return: the top frame is this call's (own sp, not a zone). Cost: one
-** TLS load, one gate load and compare, 3 loads and a compare before one
-** ordered clock read, then 4 loads, 5 stores, 4 branches. A throttled
+/* Fast return: the top frame is this call's (own sp, not a zone): one
+** ordered clock read (cost per call: bench/hookcost.py). A throttled
 ** call's untimed frame is popped with no clock read. */
 CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
 {

@@ -51,10 +51,9 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t s
   cp_hot_exit(t, (uint64_t)(uintptr_t)fn, sp, 1);   /* a sampled call's too */
 }
 
-/* Cost (fast path, see cp_hot_enter_try): one TLS load, one gate load and
-** compare, the ring's two loads and compare, then one clock read, 6 loads,
-** 4 stores, 1 combined branch; a leaf function: no calls, four registers
-** saved. */
+/* Fast path (cp_hot_enter_try): the TLS load, the gate compare, the ring's
+** compare, one clock read; a leaf function. Its cost per call, from the
+** built code: bench/hookcost.py. */
 CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
@@ -80,9 +79,8 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 #endif
 }
 
-/* Cost (fast path, see cp_hot_exit_try): one TLS load, one gate load and
-** compare, the ring's two loads and compare, one ordered clock read, 4
-** loads, 5 stores, 3 branches. */
+/* Fast path (cp_hot_exit_try): the TLS load, the gate compare, the ring's
+** compare, one ordered clock read. Cost per call: bench/hookcost.py. */
 CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;

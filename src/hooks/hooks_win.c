@@ -11,10 +11,10 @@
 
 #include "../win/win.h"
 
-/* Cost over cp_hot_enter: the TLS read (one global and one gs-relative
-** load), one gate load and compare, the frame cache (one load and compare),
-** one more compare of the top frame's sp. GetLastError is saved by the
-** caller.
+/* Over cp_hot_enter: the TLS read (one global and one gs-relative load),
+** the gate compare, the frame cache, one more compare of the top frame's
+** sp; what that costs per call: bench/hookcost.py. GetLastError is saved by
+** the caller.
 **
 ** sp here becomes the function's return-address slot (win_frame_slot),
 ** never shared by a function and its callee: /Gh and -pg emit no hooks for

@@ -386,10 +386,9 @@ static struct icpt_ret *rstack_prune(struct cp_rstack *r, uintptr_t *slot, int t
 
 /* ---- entry and exit (called by the back end's trampolines) ------------------ */
 
-/* Cost when the thread's state exists and the node is its parent's hot
-** child: one TLS load, the gate compare, 4 stores to the return stack, one
-** to the machine stack, then cp_hot_enter (one clock read, ~6 loads, 6
-** stores). No lock, no allocation; errno is untouched. */
+/* When the thread's state exists and the node is its parent's hot child:
+** the TLS load, the gate compare, a return-stack entry, then cp_hot_enter.
+** No lock, no allocation; errno is untouched. */
 void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
 {
   return intercept_enter_thread(os_get_thread(), s, slot);

@@ -145,7 +145,7 @@ void *tramp_exit_fast(struct cp_thread *t, uintptr_t *after) CP_HIDDEN;
 /* The common case of intercept_enter_thread: the thread records, its return
 ** stack exists and has room, no entry is dead, not a tail call, and the
 ** call path exists (cp_hot_enter_try). Returns the real function, or NULL
-** having changed nothing. Cost: one clock read, ~10 loads, ~12 stores. */
+** having changed nothing. One clock read. */
 void *tramp_enter_fast(struct cp_thread *t, const struct icpt_stub *s, uintptr_t *slot)
 {
   if (CP_UNLIKELY(!t || t->gate != cp_g.gate || !t->rstack)) return NULL;
@@ -164,7 +164,7 @@ void *tramp_enter_fast(struct cp_thread *t, const struct icpt_stub *s, uintptr_t
 /* The common case of intercept_exit_thread: the innermost entry is this
 ** return's and not a tail call's, and the innermost frame is its node
 ** (cp_hot_exit_try). Returns the caller's return address, or NULL having
-** changed nothing. Cost: one clock read, ~8 loads, 6 stores. */
+** changed nothing. One clock read. */
 void *tramp_exit_fast(struct cp_thread *t, uintptr_t *after)
 {
   if (CP_UNLIKELY(t->gate != cp_g.gate)) return NULL;

@@ -178,7 +178,7 @@ CP_PROBE_CODE static struct throttle_rec *next_record(struct cp_thread *t)
   return &log->recs[log->count];
 }
 
-/* Cost: at a node's N-th call and at each multiple of 2^17 above while it
+/* Runs at a node's N-th call and at each multiple of 2^17 above while it
 ** is not throttled: a division, maybe a clock conversion (one OS clock
 ** read) and, when throttled, one record. */
 CP_PROBE_CODE void calltree_throttle_due(struct cp_thread *t, uint32_t i)
