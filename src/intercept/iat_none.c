@@ -1,6 +1,6 @@
 /*
 ** iat_none.c (Win32 x86) -- API interception is implemented for x64 only
-** (src/win/iat.c, asm/intercept_x64.asm): on 32-bit Windows `capprof run`
+** (src/intercept/iat_win.c, asm/intercept_x64.asm): on 32-bit Windows `capprof run`
 ** finds no interception and says so (docs/windows.md).
 */
 #include "../win/win.h"

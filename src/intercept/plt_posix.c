@@ -4,7 +4,7 @@
 ** relocations) through which a module calls functions of a selected library
 ** at stubs (tramp_x86_64.c), so that only calls crossing into the library
 ** are seen; keeps the unwinder from ever meeting a return trampoline. The
-** bookkeeping is the portable src/intercept.c; its contract is in internal.h.
+** bookkeeping is the portable src/intercept/intercept.c; its contract is in internal.h.
 **
 ** A slot is read as the dynamic linker left it: bound (immediate binding, or
 ** lazy and already called) it holds the function; unbound (lazy, not called

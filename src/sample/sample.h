@@ -3,7 +3,7 @@
 ** objects and the process-wide sampling of CAPPROF_SAMPLE), the per-thread
 ** sample state written from the signal handler or sampler thread (sample.c,
 ** portable), and the sampler back end each platform implements once with the
-** same signatures (src/posix/perf.c, src/win/ntprofile.c).
+** same signatures (src/sample/sample_posix.c, src/sample/sample_win.c).
 */
 #ifndef CAPPROF_SAMPLE_H
 #define CAPPROF_SAMPLE_H

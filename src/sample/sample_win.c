@@ -378,7 +378,7 @@ int sampler_module_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
   return 0;
 }
 
-/* Sampling through a ring buffer the hooks read is Linux's (posix/perf.c):
+/* Sampling through a ring buffer the hooks read is Linux's (sample/sample_posix.c):
 ** here a thread never has a ring, and its hooks' check reads ring_seen. */
 int sampler_ring_start(struct sample_session *s, char *why, size_t n)
 {

@@ -68,7 +68,7 @@ CP_INLINE struct cp_thread *win_tls_get(void)
   return exp ? (struct cp_thread *)exp[i - 64] : NULL;
 }
 
-/* Workers of the hooks in asm/penter_x64.asm and src/win/hooks_x86.c, called
+/* Workers of the hooks in asm/penter_x64.asm and src/hooks/hooks_win_x86.c, called
 ** with every volatile register already saved. key is the return address
 ** pushed by `call _penter` (inside the instrumented function); sp is the
 ** hook's stack pointer at entry plus one slot: the instrumented function's
