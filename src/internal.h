@@ -62,7 +62,7 @@ struct cp_frame {
 ** dump, which reads it (racily, field by field) from another thread. The
 ** first cache line holds what the hooks touch. */
 /* Unhooked functions whose entry hook call became a call of a counting
-** stub (src/posix/unhook.c): the first this many. Stub k adds one to the
+** stub (src/patch/patch_x86_64.c): the first this many. Stub k adds one to the
 ** calling thread's cp_thread.ucalls[k]. */
 #define CP_UNHOOK_COUNTED 1024u
 
@@ -79,7 +79,7 @@ struct cp_thread {
                               ** thread clock (cp_tnow) runs without them */
   uint32_t countdown;         /* throttled calls until the next timed one */
   uint32_t rng;               /* xorshift state for the countdown's length */
-  /* Sampling through a perf ring buffer (posix/perf.c): the kernel's write
+  /* Sampling through a perf ring buffer (sample/sample_posix.c): the kernel's write
   ** position in this thread's ring, and how far the hooks have read it.
   ** Without a ring it points at ring_seen, so the hooks' check
   ** (cp_ring_pending) is always false and needs no test for NULL. */
@@ -262,7 +262,7 @@ void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64
 /* ticks and ns spanned since start, measured now; for the dump's clock section */
 void clock_span(uint64_t *ticks, uint64_t *ns) CP_HIDDEN;
 
-/* ---- sampling through a ring buffer (posix/perf.c) ---------------------- */
+/* ---- sampling through a ring buffer (sample/sample_posix.c) ---------------------- */
 
 /* Samples the kernel wrote into this thread's ring since the hooks last
 ** read it. Every hook asks before it changes the shadow stack: between two
@@ -410,7 +410,7 @@ void throttle_records(const struct cp_thread *t, throttle_fn fn, void *ctx) CP_H
 /* The threshold in effect: calls, and ns per call (0 when throttling is off). */
 void throttle_settings(uint64_t *calls, uint64_t *ns) CP_HIDDEN;
 
-/* ---- unhooking (throttle.c; src/posix/unhook.c patches) --------------- */
+/* ---- unhooking (throttle.c; src/patch/patch_x86_64.c patches) --------------- */
 
 /* Nodes of one thread whose function is about to be unhooked: its hooks
 ** patched out of its code (GCC's after-inlining mode on x86-64 Linux). */
@@ -471,11 +471,17 @@ void unhook_mark_unsynced(uint64_t key) CP_HIDDEN;
 void unhook_fold(struct cp_thread *t) CP_HIDDEN;
 void unhook_counts_reset(void) CP_HIDDEN;
 void unhook_counts_fork(struct cp_thread *self) CP_HIDDEN;
-#if defined(__x86_64__) && !defined(_WIN32)
+/* The counting stubs' counts, per platform (src/patch/patch_x86_64.c;
+** patch_none.c: none, all 0): the calls of stub k counted so far in the
+** live threads and in threads with no state; t's counts added into
+** into[] and cleared (under os_lock); in a fork child, every count but
+** self's dropped and self's cleared. */
 /* Calls counted by the stubs in threads with no state of their own
-** (asm/fentry_x86_64.S, a locked add). */
+** (asm/fentry_x86_64.S, a locked add; x86-64 ELF only). */
 extern uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
-#endif
+uint64_t patch_live_calls(uint32_t k) CP_HIDDEN;
+void patch_fold_calls(struct cp_thread *t, uint64_t *into) CP_HIDDEN;
+void patch_counts_fork(struct cp_thread *self) CP_HIDDEN;
 /* The code of counting stub k written near the program's code (48 bytes at
 ** p; off: posix_tls's offset from the thread pointer; test_unhook.c). */
 void unhook_near_code(unsigned char *p, uint32_t k, int32_t off) CP_HIDDEN;
@@ -486,7 +492,7 @@ void unhook_fork_parent(void) CP_HIDDEN;
 struct cp_unhook *unhook_state(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_reset(struct cp_thread *t) CP_HIDDEN;
 void unhook_thread_free(struct cp_thread *t) CP_HIDDEN;
-/* src/posix/unhook.c (x86-64): node i just completed its throttling
+/* src/patch/patch_x86_64.c (x86-64): node i just completed its throttling
 ** decision call, returning through the exit hook call at site (kind:
 ** CP_PROBE_*); a sampled call of node returned through site (its frame
 ** popped); a sampled call of node entered through the entry hook call at
@@ -588,7 +594,7 @@ int ended_pool_put(struct cp_thread *t) CP_HIDDEN;
 void ended_reset(void) CP_HIDDEN;
 
 /* ---- API interception (intercept.c) ------------------------------------
-** The portable core shared by the back ends (src/posix/plt.c, src/win/iat.c).
+** The portable core shared by the back ends (src/intercept/plt_posix.c, src/intercept/iat_win.c).
 ** Contract for a back end:
 **  - os_intercept_start() is called once from runtime_init when CAPPROF_API
 **    is set; it patches the import slots of the modules loaded now (and of
@@ -695,6 +701,36 @@ uintptr_t intercept_return_trampoline(void) CP_HIDDEN;
 ** through a stub, plain() is an empty function. */
 void intercept_calibrate(void (*through)(void), void (*plain)(void)) CP_HIDDEN;
 
+/* ---- features: what each gives the core (src/features.c lists them) ---- */
+
+/* A feature's part in the core's life cycle; any member may be NULL. The
+** core calls them in the order of cp_features (fork_parent: reversed), from
+** its slow paths only: no hook's fast path makes an indirect call. */
+struct cp_feature {
+  const char *name;
+  void (*thread_begin)(void);                /* the calling thread's state was made */
+  void (*thread_exit)(struct cp_thread *t);  /* t's thread exits (its own thread) */
+  /* t was packed into the ended threads (e: its record, or NULL when merged
+  ** into a group); under os_lock. */
+  void (*thread_retired)(struct cp_thread *t, const struct cp_ended *e);
+  void (*thread_reset)(struct cp_thread *t); /* t's tree rebuilt (reset, fork) */
+  void (*thread_free)(struct cp_thread *t);  /* t freed or recycled */
+  void (*reset)(void);                       /* capprof_reset, under os_lock */
+  void (*fork_prepare)(void);                /* under os_lock, before fork */
+  void (*fork_parent)(void);                 /* after fork, in the parent */
+  /* In the child, self its only thread (NULL: none): threads_forked before
+  ** self's tree is rebuilt, fork_child after. */
+  void (*threads_forked)(struct cp_thread *self);
+  void (*fork_child)(void);
+};
+/* The features linked in, NULL-terminated (src/features.c). */
+extern const struct cp_feature *const cp_features[] CP_HIDDEN;
+extern const struct cp_feature zone_feature CP_HIDDEN;       /* zone.c */
+extern const struct cp_feature intercept_feature CP_HIDDEN;  /* intercept.c */
+extern const struct cp_feature throttle_feature CP_HIDDEN;   /* throttle.c */
+extern const struct cp_feature sample_feature CP_HIDDEN;     /* sample.c */
+extern const struct cp_feature patch_feature CP_HIDDEN;      /* patch_*.c */
+
 /* ---- runtime (runtime.c) ----------------------------------------------- */
 
 /* The calling thread's state, created on first use; NULL when recording is
@@ -800,7 +836,7 @@ const char *os_getenv(const char *name) CP_HIDDEN;
 ** setgid, file capabilities: AT_SECURE), else 0. */
 int os_is_privileged(void) CP_HIDDEN;
 
-/* API interception back end (src/posix/plt.c, src/win/iat.c): see above.
+/* API interception back end (src/intercept/plt_posix.c, src/intercept/iat_win.c): see above.
 ** os_on_alt_stack: sp lies on a signal stack the thread switched to. */
 int os_intercept_start(void) CP_HIDDEN;
 int os_on_alt_stack(uintptr_t sp) CP_HIDDEN;
@@ -843,7 +879,7 @@ void os_format_time(uint64_t realtime_ns, char *buf, size_t n) CP_HIDDEN;
 /* One line on stderr, outside hooks only (dump time). */
 void os_report(const char *msg) CP_HIDDEN;
 
-/* Dumps on demand (src/posix/dumpsig.c; src/win/dumpsig.c: the interval
+/* Dumps on demand (src/dump/dumpsig_posix.c; src/dump/dumpsig_win.c: the interval
 ** only, Windows has no signals): CAPPROF_DUMP_SIGNAL, CAPPROF_DUMP_ON_SIGNAL
 ** and CAPPROF_DUMP_INTERVAL. Called once by runtime_init, outside the lock;
 ** starts the runtime's dump thread when any of them is set. */

@@ -276,9 +276,8 @@ void calltree_rebase(struct cp_thread *t, uint64_t now)
   t->lost_frames = 0;
   t->slow_calls = 0;
   t->debt_at_reset = t->debt;
-  zone_thread_reset(t);
-  throttle_thread_reset(t);
-  unhook_thread_reset(t);
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->thread_reset) (*p)->thread_reset(t);
   for (f = t->frames + 1; f <= t->top; f++) {
     uint64_t key = f->tstart;
     f->node = CPD_KEY_IS_SPECIAL(key) && !CPD_KEY_IS_ZONE(key)
@@ -334,13 +333,17 @@ fail_t:
   return NULL;
 }
 
+/* Each feature frees its part of t's state. */
+static void free_features(struct cp_thread *t)
+{
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->thread_free) (*p)->thread_free(t);
+}
+
 void calltree_free(struct cp_thread *t)
 {
   if (!t) return;
-  zone_thread_free(t);
-  intercept_thread_free(t);
-  throttle_thread_free(t);
-  unhook_thread_free(t);
+  free_features(t);
   os_release(t->table, t->table_bytes);
   os_release(t->frames, (size_t)((char *)t->frames_end - (char *)t->frames));
   os_release(t->nodes, t->nodes_bytes);
@@ -410,7 +413,7 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   } else {
     memset(t->table, 0, ((size_t)t->mask + 1) * sizeof(uint32_t));
   }
-  zone_thread_free(t);
+  free_features(t);
   t->cap = node_cap < CP_FIRST_NODE + 1 ? CP_FIRST_NODE + 1 : node_cap;
   t->table_used = 0;
   t->lost_frames = 0;
@@ -419,9 +422,6 @@ int calltree_recycle(struct cp_thread *t, uint32_t node_cap)
   t->exit_rounds = 0;
   cp_ring_none(t);
   t->name_fixed = 0;
-  intercept_thread_free(t);
-  throttle_thread_free(t);
-  unhook_thread_free(t);
   t->name[0] = '\0';
   init_fixed_nodes(t);
   t->top = t->frames;

@@ -175,7 +175,8 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
   if (t) {
     os_thread_register(t);
     os_set_thread(t);
-    sampler_thread_begin();            /* sampling events of a thread started later */
+    for (const struct cp_feature *const *p = cp_features; *p; p++)
+      if ((*p)->thread_begin) (*p)->thread_begin();  /* sampling events of a later thread */
   }
   os_restore_errors(e);
   return t ? t : &busy_thread;
@@ -202,7 +203,8 @@ CP_PROBE_CODE int runtime_sync(struct cp_thread *t)
 void runtime_thread_exit(struct cp_thread *t)
 {
   if (!t || t == &busy_thread) return;
-  sampler_ring_end(t);                   /* its last samples, then no ring */
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->thread_exit) (*p)->thread_exit(t);     /* its last samples, then no ring */
   t->end_ticks = cp_tnow(t);
   /* The OS name may have been set after the tree was made (often by the
   ** thread's first intercepted call, pthread_setname_np itself). */
@@ -218,13 +220,13 @@ void runtime_thread_retire(struct cp_thread *t)
   os_set_thread(&busy_thread);
   os_lock();
   ended_retire(t);
-  unhook_fold(t);
   /* Packed: the last record, with t's tid and node count (a merge adds none,
   ** or a group record). */
   const struct cp_ended *last = cp_g.ended;
   while (last && last->next) last = last->next;
-  sample_tree_retired(t, last && !last->group && last->tid == t->tid &&
-                             last->nnodes == t->nnodes ? last : NULL);
+  if (!(last && !last->group && last->tid == t->tid && last->nnodes == t->nnodes)) last = NULL;
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->thread_retired) (*p)->thread_retired(t, last);
   int pooled = ended_pool_put(t);
   os_unlock();
   if (!pooled) calltree_free(t);
@@ -236,18 +238,16 @@ void runtime_thread_retire(struct cp_thread *t)
 void runtime_fork_prepare(void)
 {
   os_lock();
-  sampler_ring_fork_prepare();
-#if defined(__x86_64__) && !defined(_WIN32)
-  unhook_fork_prepare();       /* src/posix/unhook.c */
-#endif
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->fork_prepare) (*p)->fork_prepare();
 }
 
 void runtime_fork_parent(void)
 {
-#if defined(__x86_64__) && !defined(_WIN32)
-  unhook_fork_parent();
-#endif
-  sampler_ring_fork_parent();
+  const struct cp_feature *const *p = cp_features;
+  while (*p) p++;
+  while (p-- > cp_features)
+    if ((*p)->fork_parent) (*p)->fork_parent();
   os_unlock();
 }
 
@@ -269,7 +269,8 @@ void runtime_fork_child(void)
     }
   }
   ended_reset();
-  unhook_counts_fork(self && self != &busy_thread ? self : NULL);
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->threads_forked) (*p)->threads_forked(self && self != &busy_thread ? self : NULL);
   cp_g.start_ns = os_realtime_ns();
   if (self && self != &busy_thread) {
     self->tid = os_thread_id();
@@ -277,10 +278,8 @@ void runtime_fork_child(void)
     self->lost_frames = 0;
     calltree_rebase(self, cp_tnow(self));
   }
-  sample_fork_child();
-#if defined(__x86_64__) && !defined(_WIN32)
-  unhook_fork_child();         /* src/posix/unhook.c */
-#endif
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->fork_child) (*p)->fork_child();
   os_unlock();                 /* runtime_fork_prepare took it in this thread */
 }
 
@@ -329,7 +328,8 @@ int capprof_reset(void)
   os_lock();
   cp_g.gate += 2;
   ended_reset();
-  unhook_counts_reset();
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->reset) (*p)->reset();
   os_unlock();
   /* The caller's own tree is rebuilt at once, so that what it does next
   ** counts even if it makes no further instrumented call first. */

@@ -5,7 +5,7 @@
 ** trampolines, the entry and exit bookkeeping on the thread's call tree,
 ** the probe-cost calibration, and the counts of what was left alone.
 **
-** A platform back end (src/posix/plt.c: ELF GOT slots; src/win/iat.c:
+** A platform back end (src/intercept/plt_posix.c: ELF GOT slots; src/intercept/iat_win.c:
 ** import address tables) finds the import slots, makes one stub per
 ** (function, target) and calls the intercept_* functions declared in
 ** internal.h; the contract is written there. An intercepted call is a node
@@ -564,3 +564,9 @@ void intercept_calibrate(void (*through)(void), void (*plain)(void))
     cp_keep_pair(&A.inner_mt, &A.outer_mt, inner * 1000 / CAL_CALLS, outer * 1000 / CAL_CALLS);
   calltree_free(scratch);                /* and its return stack */
 }
+
+/* API interception's part in the core's life cycle (src/features.c). */
+const struct cp_feature intercept_feature = {
+  .name = "intercept",
+  .thread_free = intercept_thread_free,
+};

@@ -217,7 +217,9 @@ static int is_stub(uintptr_t a)
 
 int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
-uint64_t unhook_nostate[CP_UNHOOK_COUNTED];
+/* Calls counted by the stubs in threads with no state of their own
+** (asm/fentry_x86_64.S, a locked add). */
+uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
 
 /* The patch for the hook call ending at end: where to write the 2-byte jump
 ** and its value. 0: patched already (a jump there to end, or a counting
@@ -973,3 +975,36 @@ void unhook_fork_child(void)
   fork_held = 0;
   patch_lock = 0;
 }
+
+/* ---- the counting stubs' counts (throttle.c keeps the records) --------- */
+
+uint64_t patch_live_calls(uint32_t k)
+{
+  uint64_t n = 0;
+  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
+    n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
+  return n + __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
+}
+
+void patch_fold_calls(struct cp_thread *t, uint64_t *into)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
+    into[k] += t->ucalls[k];
+    t->ucalls[k] = 0;
+  }
+}
+
+void patch_counts_fork(struct cp_thread *self)
+{
+  memset(unhook_nostate, 0, sizeof unhook_nostate);
+  if (self) memset(self->ucalls, 0, sizeof self->ucalls);
+}
+
+/* Patching's part in the core's life cycle (src/features.c): no patch in
+** progress while the process forks. */
+const struct cp_feature patch_feature = {
+  .name = "patch",
+  .fork_prepare = unhook_fork_prepare,
+  .fork_parent = unhook_fork_parent,
+  .fork_child = unhook_fork_child,
+};

@@ -4,7 +4,7 @@
 ** the process-wide sampling of CAPPROF_SAMPLE (each sample charged to the
 ** call-tree node on top of the thread's shadow stack, and its program
 ** counter and frame-pointer stack recorded per thread), and their dump
-** sections. The sampler back ends (posix/perf.c, win/ntprofile.c) deliver
+** sections. The sampler back ends (sample/sample_posix.c, sample/sample_win.c) deliver
 ** samples to sample_hit from a signal handler or a sampler thread.
 */
 #include <string.h>
@@ -710,7 +710,7 @@ int sample_default_wanted(void)
 }
 
 /* Without CAPPROF_SAMPLE: sample every hooked thread through a ring buffer
-** its hooks read (posix/perf.c), so that each function's time comes from
+** its hooks read (sample/sample_posix.c), so that each function's time comes from
 ** where the samples land. Where the kernel does not allow it the session is
 ** recorded as not run, with the reason, and the times are the hooks'
 ** compensated ones; nothing is printed (the program did not ask). */
@@ -1070,3 +1070,16 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   write_node_samples(w, &rows, CPD_SEC_SAMPLE_PROBE);
   write_stacks(w, &rows);
 }
+
+/* Sampling's part in the core's life cycle (src/features.c): the thread
+** hooks and fork handling of the sampler back end (sample_posix.c,
+** sample_win.c) and of the portable part. */
+const struct cp_feature sample_feature = {
+  .name = "sample",
+  .thread_begin = sampler_thread_begin,
+  .thread_exit = sampler_ring_end,
+  .thread_retired = sample_tree_retired,
+  .fork_prepare = sampler_ring_fork_prepare,
+  .fork_parent = sampler_ring_fork_parent,
+  .fork_child = sample_fork_child,
+};

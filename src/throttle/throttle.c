@@ -50,7 +50,7 @@ struct cp_throttle_log {
 
 static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cost */
 
-/* Unhooking (src/posix/unhook.c): CAPPROF_UNHOOK, and the functions
+/* Unhooking (src/patch/patch_x86_64.c): CAPPROF_UNHOOK, and the functions
 ** unhooked, appended under unhook.c's patch lock, read by the dump. */
 #define UNHOOK_AUTO 2
 #define MAX_UNHOOKED 4096u
@@ -295,15 +295,7 @@ uint64_t unhook_calls(uint32_t k)
 {
   if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE) || !unhooked[k].counted)
     return CPD_UNHOOKED_UNCOUNTED;
-  uint64_t n = ended_calls[k];
-#if defined(__x86_64__) && !defined(_WIN32)
-  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
-    n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
-#endif
-#ifdef CAPPROF_HAVE_FENTRY
-  n += __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
-#endif
-  return n;
+  return ended_calls[k] + patch_live_calls(k);
 }
 
 void unhook_mark_unsynced(uint64_t key)
@@ -321,14 +313,7 @@ uint32_t unhook_flags(uint32_t k)
 
 void unhook_fold(struct cp_thread *t)
 {
-#if defined(__x86_64__) && !defined(_WIN32)
-  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
-    ended_calls[k] += t->ucalls[k];
-    t->ucalls[k] = 0;
-  }
-#else
-  (void)t;
-#endif
+  patch_fold_calls(t, ended_calls);
 }
 
 /* capprof_reset: from now on, counting starts at each thread's counts as
@@ -337,31 +322,14 @@ void unhook_fold(struct cp_thread *t)
 ** must not lose those calls). Modulo 2^64: the sums come out right. */
 void unhook_counts_reset(void)
 {
-#if defined(__x86_64__) && !defined(_WIN32)
-  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
-    uint64_t base = 0;
-#ifdef CAPPROF_HAVE_FENTRY
-    base = __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
-#endif
-    for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
-      base += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
-    ended_calls[k] = 0 - base;
-  }
-#endif
+  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) ended_calls[k] = 0 - patch_live_calls(k);
 }
 
 /* A fork child: its only thread, self, starts from 0. */
 void unhook_counts_fork(struct cp_thread *self)
 {
   memset(ended_calls, 0, sizeof ended_calls);
-#ifdef CAPPROF_HAVE_FENTRY
-  memset(unhook_nostate, 0, sizeof unhook_nostate);
-#endif
-#if defined(__x86_64__) && !defined(_WIN32)
-  if (self) memset(self->ucalls, 0, sizeof self->ucalls);
-#else
-  (void)self;
-#endif
+  patch_counts_fork(self);
 }
 
 void unhook_records(unhook_fn fn, void *ctx)
@@ -400,3 +368,34 @@ void unhook_thread_free(struct cp_thread *t)
   os_release(t->unhook, unhook_bytes());
   t->unhook = NULL;
 }
+
+/* ---- registration ------------------------------------------------------- */
+
+static void thread_reset(struct cp_thread *t)
+{
+  throttle_thread_reset(t);
+  unhook_thread_reset(t);
+}
+
+static void thread_free(struct cp_thread *t)
+{
+  throttle_thread_free(t);
+  unhook_thread_free(t);
+}
+
+static void thread_retired(struct cp_thread *t, const struct cp_ended *e)
+{
+  (void)e;
+  unhook_fold(t);
+}
+
+/* Throttling's and the unhooking records' part in the core's life cycle
+** (src/features.c). */
+const struct cp_feature throttle_feature = {
+  .name = "throttle",
+  .thread_retired = thread_retired,
+  .thread_reset = thread_reset,
+  .thread_free = thread_free,
+  .reset = unhook_counts_reset,
+  .threads_forked = unhook_counts_fork,
+};

@@ -388,3 +388,10 @@ void capprof_zone_end_token(uint64_t token)
   close_to(t, g, now);
   os_restore_errors(e);
 }
+
+/* Zones' part in the core's life cycle (src/features.c). */
+const struct cp_feature zone_feature = {
+  .name = "zone",
+  .thread_reset = zone_thread_reset,
+  .thread_free = zone_thread_free,
+};
