@@ -4,7 +4,7 @@
 ** internal.h). The core walks this table and never names a feature itself;
 ** tests/layout/deps.sh checks that it does not.
 */
-#include "internal.h"
+#include "core/core.h"
 
 const struct cp_feature *const cp_features[] = {
   &zone_feature,

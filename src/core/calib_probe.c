@@ -7,7 +7,7 @@
 ** must save and restore, a cost of the hooks that an empty function would
 ** not show (asm/fentry_x86_64.S has the twin for GCC's after-inlining hooks).
 */
-#include "../internal.h"
+#include "../core/core.h"
 
 CP_NOINLINE long cp_calib_instrumented(long a, long b)
 {

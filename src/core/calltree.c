@@ -6,7 +6,10 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
+#include "../hooks/hotpath.h"
+#include "../throttle/throttle.h"
+#include "../zone/zone.h"
 
 /* Reservation sizes: address space only; memory is committed as used. */
 #if UINTPTR_MAX > 0xFFFFFFFFu

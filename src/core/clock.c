@@ -5,7 +5,8 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
+#include "../throttle/throttle.h"
 
 #if CAPPROF_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>

@@ -7,7 +7,8 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
+#include "../zone/zone.h"
 
 /* The arena: one reservation, committed as records are added, never
 ** freed piecemeal (reset and fork give it all back). It also bounds what

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
 #include "../sample/sample.h"
+#include "../throttle/throttle.h"
+#include "../patch/patch.h"
+#include "../intercept/intercept.h"
+#include "../dump/dump.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
 

@@ -7,8 +7,13 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
 #include "../sample/sample.h"
+#include "../throttle/throttle.h"
+#include "../patch/patch.h"
+#include "../zone/zone.h"
+#include "../intercept/intercept.h"
+#include "dump.h"
 
 #define MAX_SECTIONS 24
 

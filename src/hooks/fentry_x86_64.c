@@ -33,6 +33,10 @@
 */
 #include "../posix/posix.h"
 #include "../sample/sample.h"
+#include "hotpath.h"
+#include "../throttle/throttle.h"
+#include "../patch/patch.h"
+#include "../zone/zone.h"
 
 #define SP_BIAS 16u
 

@@ -6,6 +6,8 @@
 */
 #include "../posix/posix.h"
 #include "../sample/sample.h"
+#include "hotpath.h"
+#include "../patch/patch.h"
 
 #define HOOK_API __attribute__((visibility("default"))) CP_NOINSTR
 

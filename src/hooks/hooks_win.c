@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "../win/win.h"
+#include "hotpath.h"
+#include "../zone/zone.h"
 
 /* Over cp_hot_enter: the TLS read (one global and one gs-relative load),
 ** the gate compare, the frame cache, one more compare of the top frame's

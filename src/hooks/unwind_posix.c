@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../posix/posix.h"
+#include "../intercept/intercept.h"
 
 #define GATE_BUSY 0xFFFFFFFFu
 

@@ -11,6 +11,8 @@
 
 #include "../win/win.h"
 #include "../win/inject.h"
+#include "../hooks/hotpath.h"
+#include "intercept.h"
 
 #ifndef PSAPI_VERSION
 #  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */

@@ -14,7 +14,9 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
+#include "../hooks/hotpath.h"
+#include "intercept.h"
 
 #define API_MAX        65536u          /* distinct functions; later ones are skipped */
 #define API_HASH       (2u * API_MAX)

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 
 #include "../posix/posix.h"
+#include "intercept.h"
 
 #if defined(__x86_64__)
 #  define R_JUMP_SLOT R_X86_64_JUMP_SLOT

@@ -4,6 +4,7 @@
 ** it reports itself unsupported and plt.c patches nothing.
 */
 #include "../posix/posix.h"
+#include "intercept.h"
 
 int tramp_supported(void) { return 0; }
 uintptr_t tramp_return_address(void) { return 0; }

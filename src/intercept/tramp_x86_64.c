@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "../posix/posix.h"
+#include "../hooks/hotpath.h"
+#include "intercept.h"
 
 void cp_plt_entry(void) CP_HIDDEN;
 void cp_plt_return(void) CP_HIDDEN;

@@ -3,7 +3,8 @@
 ** machine code (unhooking) exists for GCC's after-inlining hooks on x86-64
 ** Linux only (patch_x86_64.c); elsewhere nothing is ever patched.
 */
-#include "../internal.h"
+#include "../core/core.h"
+#include "patch.h"
 
 uint64_t patch_live_calls(uint32_t k)
 {

@@ -74,6 +74,8 @@
 #include <unistd.h>
 
 #include "../posix/posix.h"
+#include "../throttle/throttle.h"
+#include "patch.h"
 
 void __fentry__(void);
 void __return__(void);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sample.h"
+#include "../patch/patch.h"
 
 struct sample_session sample_sessions[SAMPLE_MAX_SESSIONS];
 

@@ -8,7 +8,7 @@
 #ifndef CAPPROF_SAMPLE_H
 #define CAPPROF_SAMPLE_H
 
-#include "../internal.h"
+#include "../core/core.h"
 
 #define SAMPLE_MAX_SESSIONS 32      /* profile objects (open or closed) + process */
 #define SAMPLE_MAX_THREADS  4096    /* threads with sample state, per process */

@@ -24,8 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
 #include "../sample/sample.h"
+#include "throttle.h"
+#include "../patch/patch.h"
 
 #define DEFAULT_CALLS   100000u
 #define UNHOOK_CALLS    10000u          /* the default while unhooking is on */

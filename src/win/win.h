@@ -11,7 +11,7 @@
 #endif
 #include <windows.h>
 
-#include "../internal.h"
+#include "../core/core.h"
 
 /* TLS index from TlsAlloc, WIN_TLS_NONE until the first hook of the process.
 ** Slots 0-63 live in the TEB (TlsSlots); higher ones in TlsExpansionSlots,

@@ -17,7 +17,9 @@
 */
 #include <string.h>
 
-#include "../internal.h"
+#include "../core/core.h"
+#include "../hooks/hotpath.h"
+#include "zone.h"
 
 #define NAMES_MAX     65536u          /* distinct names; one more id collects the rest */
 #define NAME_MAX_LEN  1023u           /* longer names are cut */

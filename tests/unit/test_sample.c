@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "internal.h"
 #include "sample/sample.h"
 
 static void test_intervals(void **state)
