@@ -76,7 +76,20 @@ int os_lock_at_exit(void) CP_HIDDEN;
 
 /* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
 ** handlers. Called once from runtime_init. */
-void os_process_init(void) CP_HIDDEN;
+/* What the OS layer calls back, given by the core at os_process_init: the
+** OS layer never names the runtime above it. thread_exit runs on a
+** registered thread as it ends (then, POSIX, thread_retire); the fork
+** handlers around fork (POSIX); process_exit where the process ends
+** without running destructors (POSIX _exit, _Exit). */
+struct os_callbacks {
+  void (*thread_exit)(struct cp_thread *t);
+  void (*thread_retire)(struct cp_thread *t);
+  void (*fork_prepare)(void);
+  void (*fork_parent)(void);
+  void (*fork_child)(void);
+  void (*process_exit)(void);
+};
+void os_process_init(const struct os_callbacks *cb) CP_HIDDEN;
 
 /* A variable of the environment, NULL if unset or if the process is
 ** privileged (os_is_privileged). */

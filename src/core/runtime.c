@@ -89,6 +89,12 @@ static void mark_start(void)
   cp_g.start_ns = os_realtime_ns();
 }
 
+/* What the OS layer calls back (os.h): it never names the runtime. */
+static const struct os_callbacks os_callbacks = {
+  runtime_thread_exit, runtime_thread_retire, runtime_fork_prepare,
+  runtime_fork_parent, runtime_fork_child, runtime_atexit,
+};
+
 void runtime_init(void)
 {
   os_errsave e = os_save_errors();
@@ -117,7 +123,7 @@ void runtime_init(void)
   const char *clk = env("CAPPROF_CLOCK");
   cp_g.use_tsc = clock_select(clk);
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
-  os_process_init();
+  os_process_init(&os_callbacks);
   mark_start();
   if (cp_g.disabled) cp_g.gate = CP_GATE_PAUSED;
   cp_g.initialized = 1;

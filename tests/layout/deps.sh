@@ -62,12 +62,6 @@ core:zone_issues
 core:zone_note
 dump:sample_write_sections
 os:cp_g
-os:runtime_atexit
-os:runtime_fork_child
-os:runtime_fork_parent
-os:runtime_fork_prepare
-os:runtime_thread_exit
-os:runtime_thread_retire
 "
 
 folder() {                        # object path -> layer/feature name
