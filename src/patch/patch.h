@@ -1,6 +1,6 @@
 /*
 ** patch.h -- unhooking: the records of functions whose hooks were patched
-** out (throttle.c keeps them), the patching itself (patch_x86_64.c;
+** out (patch.c), the patching itself (patch_x86_64.c;
 ** patch_none.c elsewhere) and the counting stubs.
 */
 #ifndef CAPPROF_PATCH_H
@@ -8,7 +8,7 @@
 
 #include "../core/core.h"
 
-/* ---- unhooking (throttle.c; src/patch/patch_x86_64.c patches) --------------- */
+/* ---- unhooking (patch.c records; patch_x86_64.c patches) ------------ */
 
 /* Nodes of one thread whose function is about to be unhooked: its hooks
 ** patched out of its code (GCC's after-inlining mode on x86-64 Linux). */
@@ -47,10 +47,12 @@ void throttle_settle(void) CP_HIDDEN;
 ** the next record (unhook_next: its index); counted: its entry calls the
 ** counting stub of that index (UINT32_MAX: none, CAPPROF_UNHOOK_COUNT=off);
 ** synced: every store into its code was followed by a core serialization
-** of the process's threads (unhook.c, code_sync).
+** of the process's threads (patch_x86_64.c, code_sync).
 ** Visit the records in order. Process-wide, lock-free appends under
-** unhook.c's patch lock. */
+** patch_x86_64.c's patch lock. */
 uint32_t unhook_next(void) CP_HIDDEN;
+/* How many records there are (patch.c). */
+uint32_t unhook_record_count(void) CP_HIDDEN;
 void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced) CP_HIDDEN;
 typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);
 void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;

@@ -20,4 +20,6 @@ void patch_fold_calls(struct cp_thread *t, uint64_t *into)
 
 void patch_counts_fork(struct cp_thread *self) { (void)self; }
 
-const struct cp_feature patch_feature = { .name = "patch" };
+void unhook_fork_prepare(void) {}
+void unhook_fork_parent(void) {}
+void unhook_fork_child(void) {}

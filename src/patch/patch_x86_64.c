@@ -1002,11 +1002,3 @@ void patch_counts_fork(struct cp_thread *self)
   if (self) memset(self->ucalls, 0, sizeof self->ucalls);
 }
 
-/* Patching's part in the core's life cycle (src/features.c): no patch in
-** progress while the process forks. */
-const struct cp_feature patch_feature = {
-  .name = "patch",
-  .fork_prepare = unhook_fork_prepare,
-  .fork_parent = unhook_fork_parent,
-  .fork_child = unhook_fork_child,
-};

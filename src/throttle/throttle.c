@@ -52,17 +52,11 @@ struct cp_throttle_log {
 
 static uint64_t threshold_ns;           /* 0 ("auto"): twice the probe's own cost */
 
-/* Unhooking (src/patch/patch_x86_64.c): CAPPROF_UNHOOK, and the functions
-** unhooked, appended under unhook.c's patch lock, read by the dump. */
+/* Unhooking: CAPPROF_UNHOOK and CAPPROF_UNHOOK_COUNT (the records of the
+** functions unhooked are in src/patch/patch.c). */
 #define UNHOOK_AUTO 2
-#define MAX_UNHOOKED 4096u
 static int unhook_mode = UNHOOK_AUTO;
 static int unhook_count = 1;            /* CAPPROF_UNHOOK_COUNT: counting stubs */
-static struct { uint64_t key, ticks; uint32_t counted, synced; } unhooked[MAX_UNHOOKED];
-static volatile uint32_t unhooked_count;
-/* Calls counted by the stubs in threads that ended, less the counts live
-** threads had at the last capprof_reset (os_lock; modulo 2^64). */
-static uint64_t ended_calls[CP_UNHOOK_COUNTED];
 static int cap_known;                   /* cp_g.sample_cap converted */
 
 /* Whether CAPPROF_THROTTLE gave the calls (or turned throttling off). */
@@ -280,124 +274,11 @@ int unhook_wanted(void)
   return unhook_mode == UNHOOK_AUTO ? sample_process_running() : unhook_mode;
 }
 
-uint32_t unhook_next(void) { return unhook_count ? unhooked_count : UINT32_MAX; }
+uint32_t unhook_next(void) { return unhook_count ? unhook_record_count() : UINT32_MAX; }
 
-void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced)
-{
-  uint32_t n = unhooked_count;
-  if (n == MAX_UNHOOKED) return;
-  unhooked[n].key = key;
-  unhooked[n].ticks = ticks;
-  unhooked[n].counted = counted && n < CP_UNHOOK_COUNTED;
-  unhooked[n].synced = synced != 0;
-  __atomic_store_n(&unhooked_count, n + 1, __ATOMIC_RELEASE);
-}
-
-uint64_t unhook_calls(uint32_t k)
-{
-  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE) || !unhooked[k].counted)
-    return CPD_UNHOOKED_UNCOUNTED;
-  return ended_calls[k] + patch_live_calls(k);
-}
-
-void unhook_mark_unsynced(uint64_t key)
-{
-  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
-  for (uint32_t k = 0; k < n; k++)
-    if (unhooked[k].key == key) __atomic_store_n(&unhooked[k].synced, 0, __ATOMIC_RELAXED);
-}
-
-uint32_t unhook_flags(uint32_t k)
-{
-  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;
-  return unhooked[k].synced ? CPD_UNHOOKED_SYNCED : 0;
-}
-
-void unhook_fold(struct cp_thread *t)
-{
-  patch_fold_calls(t, ended_calls);
-}
-
-/* capprof_reset: from now on, counting starts at each thread's counts as
-** they are (the threads go on counting from there: a thread rebuilds its
-** tree only at its next hook, and an unhooked function called meanwhile
-** must not lose those calls). Modulo 2^64: the sums come out right. */
-void unhook_counts_reset(void)
-{
-  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) ended_calls[k] = 0 - patch_live_calls(k);
-}
-
-/* A fork child: its only thread, self, starts from 0. */
-void unhook_counts_fork(struct cp_thread *self)
-{
-  memset(ended_calls, 0, sizeof ended_calls);
-  patch_counts_fork(self);
-}
-
-void unhook_records(unhook_fn fn, void *ctx)
-{
-  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
-  for (uint32_t k = 0; k < n; k++) fn(ctx, unhooked[k].key, unhooked[k].ticks);
-}
-
-static size_t unhook_bytes(void)
-{
-  size_t page = os_page_size();
-  return (sizeof(struct cp_unhook) + page - 1) / page * page;
-}
-
-struct cp_unhook *unhook_state(struct cp_thread *t)
-{
-  if (t->unhook) return t->unhook;
-  struct cp_unhook *u = os_reserve(unhook_bytes());
-  if (!u) return NULL;
-  if (os_commit(u, unhook_bytes()) != 0) {
-    os_release(u, unhook_bytes());
-    return NULL;
-  }
-  return t->unhook = u;
-}
-
-void unhook_thread_reset(struct cp_thread *t)
-{
-  if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
-
-}
-
-void unhook_thread_free(struct cp_thread *t)
-{
-  if (!t->unhook) return;
-  os_release(t->unhook, unhook_bytes());
-  t->unhook = NULL;
-}
-
-/* ---- registration ------------------------------------------------------- */
-
-static void thread_reset(struct cp_thread *t)
-{
-  throttle_thread_reset(t);
-  unhook_thread_reset(t);
-}
-
-static void thread_free(struct cp_thread *t)
-{
-  throttle_thread_free(t);
-  unhook_thread_free(t);
-}
-
-static void thread_retired(struct cp_thread *t, const struct cp_ended *e)
-{
-  (void)e;
-  unhook_fold(t);
-}
-
-/* Throttling's and the unhooking records' part in the core's life cycle
-** (src/features.c). */
+/* Throttling's part in the core's life cycle (src/features.c). */
 const struct cp_feature throttle_feature = {
   .name = "throttle",
-  .thread_retired = thread_retired,
-  .thread_reset = thread_reset,
-  .thread_free = thread_free,
-  .reset = unhook_counts_reset,
-  .threads_forked = unhook_counts_fork,
+  .thread_reset = throttle_thread_reset,
+  .thread_free = throttle_thread_free,
 };
