@@ -3,7 +3,7 @@
  * ELF (Linux): __fentry__ and __return__, for code built with
  *     gcc -pg -mfentry -minstrument-return=call
  * They save what the instrumented code may still need, then call the C
- * workers in src/posix/fentry.c. Same design as asm/penter_x64.asm's
+ * workers in src/hooks/fentry_x86_64.c. Same design as asm/penter_x64.asm's
  * _penter/_pexit (Windows): a frame of our own, registers saved, stack
  * realigned, a fast C worker, a slow one.
  *
@@ -51,10 +51,9 @@
  *   rsp+0   RAX RDI R9 R10 R8 RCX RDX RSI R11, 8 bytes each (80 reserved)
  *   below   128 bytes of XMM0-XMM7, on the slow path only
  *
- * The workers (src/posix/fentry.c) take (key, S) and (S); the fast ones
- * return 0 when done, else a code for the slow one. The wrapper costs 9
- * stores and 9 loads, 2 calls and returns: ~5 ns a call, and 6 of the 9 ns
- * an untimed throttled call cost (bench/gcc_modes.sh).
+ * The workers (src/hooks/fentry_x86_64.c) take (key, S) and (S); the fast ones
+ * return 0 when done, else a code for the slow one. What the wrapper costs
+ * per call: bench/hookcost.py (instructions) and bench/gcc_modes.sh (time).
  *
  * So the common cases never reach it: each hook first runs its fast path
  * here, the C fast worker's in assembly, with only the registers it uses
@@ -70,7 +69,7 @@
  * throttling decision's call, a sample while unhooking learns return sites,
  * the first call of a thread, a pause, the OS clock) pops them again and
  * goes on to the wrapper and the workers. The offsets below are checked
- * against the C structures in src/posix/fentry.c.
+ * against the C structures in src/hooks/fentry_x86_64.c.
  */
 
 /* struct cp_thread */
@@ -544,8 +543,8 @@ __return__:
         .size   __return__, .-__return__
 
 /* long cp_calib_fentry(long a, long b): a + b as GCC builds it with
- * -pg -mfentry -minstrument-return=call, the twin of src/calib_probe.c's
- * cp_calib_instrumented, which src/clock.c calls to calibrate these hooks. */
+ * -pg -mfentry -minstrument-return=call, the twin of src/core/calib_probe.c's
+ * cp_calib_instrumented, which src/core/clock.c calls to calibrate these hooks. */
         .globl  cp_calib_fentry
         .hidden cp_calib_fentry
         .type   cp_calib_fentry, @function
@@ -560,7 +559,7 @@ cp_calib_fentry:
         .size   cp_calib_fentry, .-cp_calib_fentry
 
 
-/* The counting stubs of unhooked functions (src/posix/unhook.c): the k-th
+/* The counting stubs of unhooked functions (src/patch/patch_x86_64.c): the k-th
  * function unhooked gets `call cp_count_stubs + COUNT_STUB_SIZE * k` at its
  * entry in place of its entry hook call, when the stub is within a rel32's
  * reach (the runtime linked into the program; else unhook.c writes the
@@ -569,7 +568,7 @@ cp_calib_fentry:
  * add to memory, a test and a return (its return hook calls are jumped
  * over). Every 64th call of it in a thread it also goes to cp_stub_check,
  * which reads the thread's sampling ring when samples wait there (the
- * default sampling, posix/perf.c): a loop whose callees were all unhooked
+ * default sampling, sample/sample_posix.c): a loop whose callees were all unhooked
  * runs no hook, and its ring would fill up. It runs at the function's first
  * instruction (fentry) or where the entry hook was called
  * (-finstrument-functions), so it may use only R11, which holds no

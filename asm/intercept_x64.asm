@@ -1,5 +1,5 @@
 ; intercept_x64.asm -- the trampoline every intercepted Windows API call goes
-; through (`capprof run`, src/win/iat.c): it times the call around a real
+; through (`capprof run`, src/intercept/iat_win.c): it times the call around a real
 ; call of the API, in a frame of its own that the x64 unwinder can walk.
 ; Assembled by ml64 (MSVC) and by llvm-ml -m64 (MinGW cross-build).
 ;

@@ -1,6 +1,6 @@
 ; penter_x64.asm -- MSVC /Gh and /GH hooks for Windows x64: _penter and
 ; _pexit save what the instrumented code may still need, then call the C
-; workers win_hook_enter(key, sp, fp) and win_hook_exit(sp) in src/win/hooks.c.
+; workers win_hook_enter(key, sp, fp) and win_hook_exit(sp) in src/hooks/hooks_win.c.
 ; Assembled by ml64 (MSVC) and by llvm-ml -m64 (MinGW cross-build): the same
 ; source, plain MASM.
 ;
@@ -47,7 +47,7 @@
 ; Why sp = entry rsp + 8: it is the instrumented function's rsp at the call
 ; of the hook; fp (its rbp) goes along. win_hook_enter turns sp into the
 ; address S of the function's return-address slot with the function's unwind
-; data (src/win/frame_x64.c, cached per key): S itself when _penter precedes
+; data (src/hooks/frame_win_x64.c, cached per key): S itself when _penter precedes
 ; the prologue, sp + N when MSVC calls it after pushes and `sub rsp, N`.
 ; _pexit passes its rsp + 8 as is. The runtime's ordering rules need, for one
 ; activation, entry sp >= exit sp, and a child's entry sp strictly below its

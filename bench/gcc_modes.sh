@@ -14,18 +14,22 @@
 # each sample costs the program its interrupt and signal delivery
 # (bench/sample.sh measures it).
 #
-#   bench/gcc_modes.sh [--build DIR] [--reps N] [--rounds N]
+#   bench/gcc_modes.sh [--build DIR] [--against DIR2] [--reps N] [--rounds N]
 #     DIR: a configured and built capprof tree (default: build/)
+#     DIR2: another built tree (an earlier commit): each hooked variant is
+#       linked with its libcapprof.a too, run interleaved with DIR's, and
+#       its ratio printed beside DIR's with the difference
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-build=$root/build reps=5 rounds=10
+build=$root/build reps=5 rounds=10 against=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift ;;
+    --against) against=$(cd "$2" && pwd); shift ;;
     --reps) reps=$2; shift ;;
     --rounds) rounds=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "gcc_modes.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -64,17 +68,36 @@ for ((i = 0; i < n; i++)); do
   [ -n "$flags" ] || link=
   # shellcheck disable=SC2086
   $cxx -std=c++17 -O2 -g $inc $flags -o "$tmp/v$i" "$here/stl.cpp" $link
+  if [ -n "$against" ] && [ -n "$flags" ]; then
+    # shellcheck disable=SC2086
+    $cxx -std=c++17 -O2 -g $inc $flags -o "$tmp/a$i" "$here/stl.cpp" "$against/libcapprof.a" -lpthread -ldl
+  fi
 done
 
-declare -A best calls
+declare -A best calls bestA
 for ((r = 0; r < reps; r++)); do
   for ((i = 0; i < n; i++)); do
     IFS='|' read -r name cxx flags env <<<"${variants[$i]}"
+    # The other build's run first in even repetitions, second in odd ones.
+    if [ -x "$tmp/a$i" ] && [ $((r % 2)) = 0 ]; then
+      rm -f "$tmp"/*.capprof
+      # shellcheck disable=SC2086
+      env $env "$build/bench/bench_cputime" "$tmp/t" "$tmp/a$i" "$rounds" > /dev/null
+      ns=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$tmp/t")
+      if [ -z "${bestA[$i]:-}" ] || [ "$ns" -lt "${bestA[$i]}" ]; then bestA[$i]=$ns; fi
+    fi
     rm -f "$tmp"/*.capprof
     # shellcheck disable=SC2086
     env $env "$build/bench/bench_cputime" "$tmp/t" "$tmp/v$i" "$rounds" > /dev/null
     ns=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$tmp/t")
     if [ -z "${best[$i]:-}" ] || [ "$ns" -lt "${best[$i]}" ]; then best[$i]=$ns; fi
+    if [ -x "$tmp/a$i" ] && [ $((r % 2)) = 1 ]; then
+      rm -f "$tmp"/*.capprof
+      # shellcheck disable=SC2086
+      env $env "$build/bench/bench_cputime" "$tmp/t" "$tmp/a$i" "$rounds" > /dev/null
+      ns=$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' "$tmp/t")
+      if [ -z "${bestA[$i]:-}" ] || [ "$ns" -lt "${bestA[$i]}" ]; then bestA[$i]=$ns; fi
+    fi
     d=$(ls "$tmp"/*.capprof 2>/dev/null | head -n 1 || true)
     if [ -n "$d" ] && [ -z "${calls[$i]:-}" ]; then
       calls[$i]=$("$build/capprof" report --limit 0 "$d" 2>/dev/null | sed -n '1s/.*thread[s]*, \([0-9,]*\) calls.*/\1/p')
@@ -91,6 +114,11 @@ for ((i = 0; i < n; i++)); do
   if [ -z "$flags" ]; then base=${best[$i]}; fi
   ratio=$(awk -v a="${best[$i]}" -v b="$base" 'BEGIN{printf "%.2fx", a/b}')
   printf '%-78s %9.3f %7s %14s\n' "$name" "$(awk -v a="${best[$i]}" 'BEGIN{print a/1e9}')" "$ratio" "${calls[$i]:--}"
+  if [ -n "${bestA[$i]:-}" ]; then
+    printf '%-78s %9.3f %7s %14s\n' "  same, linked with $against" "$(awk -v a="${bestA[$i]}" 'BEGIN{print a/1e9}')" \
+      "$(awk -v a="${bestA[$i]}" -v b="$base" 'BEGIN{printf "%.2fx", a/b}')" \
+      "$(awk -v a="${best[$i]}" -v c="${bestA[$i]}" 'BEGIN{printf "this %+.1f %%", (a/c - 1) * 100}')"
+  fi
   case $name in
     "g++ recommended: "*) gcc_ratio=$(awk -v a="${best[$i]}" -v b="$base" 'BEGIN{printf "%.2f", a/b}') ;;
     "g++ recommended, CAPPROF_SAMPLE=off (every"*) soff=$(awk -v a="${best[$i]}" -v b="$base" 'BEGIN{printf "%.2f", a/b}') ;;

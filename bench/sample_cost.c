@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/sample.h"
+#include "../src/sample/sample.h"
 
 static uint64_t now_ns(void)
 {

@@ -4,14 +4,15 @@
 # cross-compiling with MinGW; naked inline asm for MSVC x86), and the export
 # list of capprof.dll.
 
-set(CAPPROF_WIN_SOURCES src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c)
+set(CAPPROF_WIN_SOURCES src/win/os.c src/hooks/hooks_win.c src/dump/dumpsig_win.c
+  src/sample/sample_win.c src/patch/patch_none.c)
 set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_func_exit)
 
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.
 set(CAPPROF_WIN_HOOK_OBJECTS)
 if(CMAKE_SIZEOF_VOID_P EQUAL 8)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/frame_x64.c      # unwind data
-    src/win/iat.c)                     # capprof run
+  list(APPEND CAPPROF_WIN_SOURCES src/hooks/frame_win_x64.c    # unwind data
+    src/intercept/iat_win.c)                     # capprof run
   if(MSVC)
     enable_language(ASM_MASM)
     set(CAPPROF_WIN_HOOK_OBJECTS ${PROJECT_SOURCE_DIR}/asm/penter_x64.asm
@@ -38,10 +39,10 @@ if(CMAKE_SIZEOF_VOID_P EQUAL 8)
     add_custom_target(capprof_penter_obj DEPENDS ${CAPPROF_WIN_HOOK_OBJECTS})
   endif()
 elseif(MSVC)
-  list(APPEND CAPPROF_WIN_SOURCES src/win/hooks_x86.c      # naked inline asm
-    src/win/iat_none.c)                                    # no capprof run on x86
+  list(APPEND CAPPROF_WIN_SOURCES src/hooks/hooks_win_x86.c    # naked inline asm
+    src/intercept/iat_none.c)                                    # no capprof run on x86
 else()
-  list(APPEND CAPPROF_WIN_SOURCES src/win/iat_none.c)
+  list(APPEND CAPPROF_WIN_SOURCES src/intercept/iat_none.c)
   list(REMOVE_ITEM CAPPROF_WIN_EXPORTS _penter _pexit)     # no /Gh with GCC x86
 endif()
 

@@ -76,6 +76,9 @@ void os_set_thread(struct cp_thread *t) { posix_tls = t; }
 ** are recorded; then the thread's state is retired (no hook of the thread
 ** runs after that, or it is ignored). C++ thread_local destructors run
 ** before any key destructor. */
+/* The core's callbacks (os_process_init), before any thread registers. */
+static const struct os_callbacks *callbacks;
+
 static void thread_exit_cb(void *p)
 {
   struct cp_thread *t = p;
@@ -84,8 +87,8 @@ static void thread_exit_cb(void *p)
     t->exit_rounds++;
     return;
   }
-  runtime_thread_exit(t);
-  runtime_thread_retire(t);
+  callbacks->thread_exit(t);
+  callbacks->thread_retire(t);
 }
 
 int os_thread_register(struct cp_thread *t)
@@ -293,8 +296,9 @@ static void read_cmdline(void)
   close(fd);
 }
 
-void os_process_init(void)
+void os_process_init(const struct os_callbacks *cb)
 {
+  callbacks = cb;
   ssize_t n = readlink("/proc/self/exe", cp_g.exe, sizeof cp_g.exe - 1);
   cp_g.exe[n > 0 ? n : 0] = '\0';
   const char *base = strrchr(cp_g.exe, '/');
@@ -305,7 +309,7 @@ void os_process_init(void)
   cp_g.progname[len] = '\0';
   read_cmdline();
   pthread_key_create(&exit_key, thread_exit_cb);
-  pthread_atfork(runtime_fork_prepare, runtime_fork_parent, runtime_fork_child);
+  pthread_atfork(cb->fork_prepare, cb->fork_parent, cb->fork_child);
 }
 
 /* ---- modules ----------------------------------------------------------------- */
@@ -447,7 +451,8 @@ typedef void (*exit_fn)(int) __attribute__((noreturn));
 static CP_NOINSTR __attribute__((noreturn)) void exit_now(const char *name, int status)
 {
   exit_fn next = (exit_fn)dlsym(RTLD_NEXT, name);
-  runtime_atexit();
+  const struct os_callbacks *cb = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+  if (cb) cb->process_exit();          /* none before the runtime started */
   if (next) next(status);
   syscall(SYS_exit_group, status);
   for (;;) {}

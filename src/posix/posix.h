@@ -5,18 +5,10 @@
 #ifndef CAPPROF_POSIX_H
 #define CAPPROF_POSIX_H
 
-#include "../internal.h"
+#include "../core/core.h"
 
 extern __thread struct cp_thread *posix_tls
     __attribute__((tls_model("initial-exec"))) CP_HIDDEN;
-
-/* API interception's machine code (tramp_x86_64.c; tramp_none.c elsewhere):
-** whether there is any, the return trampoline, and the stubs plt.c writes
-** into pages it then makes executable. */
-int tramp_supported(void) CP_HIDDEN;
-uintptr_t tramp_return_address(void) CP_HIDDEN;
-size_t tramp_stub_size(void) CP_HIDDEN;
-void tramp_write_stub(unsigned char *code, const struct icpt_stub *data) CP_HIDDEN;
 
 /* 1 when the calling thread has no seccomp filter ("Seccomp: 0" in its own
 ** /proc/thread-self/status: filters are per thread); 0 when it has one or

@@ -1,7 +1,7 @@
 /*
 ** inject.h (Win32) -- loading capprof.dll into a process created suspended:
-** shared by the launcher (tools/run_win.c) and by the runtime when it
-** follows the processes a profiled program starts (src/win/iat.c). Static
+** shared by the launcher (tools/launch/launch_win.c) and by the runtime when it
+** follows the processes a profiled program starts (src/intercept/iat_win.c). Static
 ** functions, so that each side gets its own copy and no link dependency.
 */
 #ifndef CAPPROF_WIN_INJECT_H

@@ -95,9 +95,11 @@ void os_set_thread(struct cp_thread *t)
 
 /* FLS callbacks run at thread exit (and for fibers at fiber deletion) before
 ** DLL_THREAD_DETACH, so a late hook in a DllMain still finds the state. */
+static const struct os_callbacks *callbacks;   /* the core's (os_process_init) */
+
 static void WINAPI fls_exit_cb(void *p)
 {
-  if (p) runtime_thread_exit(p);
+  if (p) callbacks->thread_exit(p);
 }
 
 int os_thread_register(struct cp_thread *t)
@@ -398,8 +400,9 @@ void win_resolve_apis(void)
   done = 1;
 }
 
-void os_process_init(void)
+void os_process_init(const struct os_callbacks *cb)
 {
+  callbacks = cb;
   wchar_t w[1024];
   DWORD n = K32GetModuleFileNameExW(GetCurrentProcess(), NULL, w, 1024);
   to_utf8(w, n < 1024 ? (int)n : 0, cp_g.exe, sizeof cp_g.exe);

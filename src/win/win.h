@@ -11,7 +11,7 @@
 #endif
 #include <windows.h>
 
-#include "../internal.h"
+#include "../core/core.h"
 
 /* TLS index from TlsAlloc, WIN_TLS_NONE until the first hook of the process.
 ** Slots 0-63 live in the TEB (TlsSlots); higher ones in TlsExpansionSlots,
@@ -68,7 +68,7 @@ CP_INLINE struct cp_thread *win_tls_get(void)
   return exp ? (struct cp_thread *)exp[i - 64] : NULL;
 }
 
-/* Workers of the hooks in asm/penter_x64.asm and src/win/hooks_x86.c, called
+/* Workers of the hooks in asm/penter_x64.asm and src/hooks/hooks_win_x86.c, called
 ** with every volatile register already saved. key is the return address
 ** pushed by `call _penter` (inside the instrumented function); sp is the
 ** hook's stack pointer at entry plus one slot: the instrumented function's
@@ -149,7 +149,7 @@ CP_INLINE uintptr_t win_frame_slot(uintptr_t key, uintptr_t sp, uintptr_t fp)
 /* A section named ".capprof" in every image that carries the runtime (the
 ** static library pulls it in with the hooks): `capprof run` reads the
 ** program's section table to tell a program that has the runtime already
-** (tools/run_win.c) and does not load a second one. */
+** (tools/launch/launch_win.c) and does not load a second one. */
 #if defined(_MSC_VER)
 #  pragma section(".capprof", read)
 #  define WIN_RUNTIME_MARKER                                                 \

@@ -13,12 +13,14 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -I$src/include -I$src/src"
-for f in calltree clock runtime dump_write throttle ended zone sample intercept posix/os \
-         posix/hooks posix/unwind posix/dumpsig posix/plt posix/tramp_none posix/perf; do
+for f in core/calltree core/clock core/runtime dump/dump_write throttle/throttle core/ended \
+         zone/zone sample/sample intercept/intercept posix/os hooks/hooks_posix \
+         hooks/unwind_posix dump/dumpsig_posix intercept/plt_posix intercept/tramp_none \
+         sample/sample_posix sample/ring_posix features patch/patch patch/patch_none; do
   $cc $flags -fvisibility=hidden -fno-instrument-functions -c "$src/src/$f.c" \
       -o "$(basename $f).o"
 done
-$cc $flags -fvisibility=hidden -finstrument-functions -c "$src/src/calib_probe.c" -o calib_probe.o
+$cc $flags -fvisibility=hidden -finstrument-functions -c "$src/src/core/calib_probe.c" -o calib_probe.o
 ar rcs libcapprof.a ./*.o
 $cc -O1 -g -I"$src/include" -I"$src/tests/e2e" -finstrument-functions \
     "$src/tests/e2e/basic.c" libcapprof.a -lpthread -o basic

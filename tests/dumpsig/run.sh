@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh CC LIBCAPPROF CAPPROF WORK -- dumps on demand (src/posix/dumpsig.c):
+# run.sh CC LIBCAPPROF CAPPROF WORK -- dumps on demand (src/dump/dumpsig_posix.c):
 # CAPPROF_DUMP_SIGNAL writes a dump per signal and the program goes on;
 # without it the signal keeps its default action; CAPPROF_DUMP_ON_SIGNAL
 # writes a last dump on SIGTERM/SIGINT and the exit status stays the one the

@@ -3,7 +3,7 @@
 ** of the process gets a seccomp filter that allows every system call. The
 ** runtime cannot tell it from one that would kill the process for a call
 ** it does not allow, so it must not add membarrier calls of its own when it
-** patches code (src/posix/unhook.c); tests/sample/run.sh, case unhook.
+** patches code (src/patch/patch_x86_64.c); tests/sample/run.sh, case unhook.
 */
 #include <linux/filter.h>
 #include <linux/seccomp.h>

@@ -1,5 +1,5 @@
 /*
-** unhook.c -- unhooking (src/posix/unhook.c), built with GCC's after-inlining
+** unhook.c -- unhooking (src/patch/patch_x86_64.c), built with GCC's after-inlining
 ** hooks: leaf() (two return paths) and mid(), its only caller, are frequent
 ** and short, so leaf is unhooked and then mid; libuser() clears a buffer with
 ** the C library's memset, whose samples must still be charged to libuser

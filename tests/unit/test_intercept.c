@@ -1,5 +1,5 @@
 /*
-** test_intercept.c -- the portable core of API interception (src/intercept.c)
+** test_intercept.c -- the portable core of API interception (src/intercept/intercept.c)
 ** without any trampoline: the library selection, the unsafe list, the
 ** registry, and the return-stack bookkeeping driven by hand on a fake
 ** machine stack (nesting, tail calls, calls abandoned by longjmp, and the

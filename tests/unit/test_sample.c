@@ -14,7 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sample.h"
+#include "internal.h"
+#include "sample/sample.h"
 
 static void test_intervals(void **state)
 {

@@ -1,5 +1,5 @@
 /*
-** test_unhook.c -- where unhooking (src/posix/unhook.c) writes its jump, on
+** test_unhook.c -- where unhooking (src/patch/patch_x86_64.c) writes its jump, on
 ** hand-made x86-64 code in a buffer of this program: a call of the hook
 ** within a 16-byte block, one at a block's last byte jumped over from the
 ** load of the function's address before it (`lea fn(%rip), %rdi`, `mov
@@ -30,7 +30,7 @@
 #include "posix/posix.h"
 
 extern const unsigned char cp_count_stubs[], cp_count_stubs_end[];
-#define STUB_SIZE 64u                  /* asm/fentry_x86_64.S, src/posix/unhook.c */
+#define STUB_SIZE 64u                  /* asm/fentry_x86_64.S, src/patch/patch_x86_64.c */
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);

@@ -1,7 +1,7 @@
 /*
 ** api_late.c -- a DLL built with no capprof flag that api_calls.exe loads
 ** with LoadLibraryW after start: its imports of kernel32 are patched when
-** LoadLibraryW returns (src/win/iat.c watches it).
+** LoadLibraryW returns (src/intercept/iat_win.c watches it).
 */
 #include <windows.h>
 

@@ -1,4 +1,4 @@
-/* dump_interval.c -- CAPPROF_DUMP_INTERVAL on Windows (src/win/dumpsig.c):
+/* dump_interval.c -- CAPPROF_DUMP_INTERVAL on Windows (src/dump/dumpsig_win.c):
 ** run with CAPPROF_DUMP_INTERVAL=0.25 and CAPPROF_OUTPUT=interval.capprof,
 ** the program works for 1.5 s and then counts the periodic dumps the runtime
 ** wrote meanwhile (interval.capprof, interval.1.capprof...): three or more. */

@@ -344,17 +344,18 @@ sys.exit(0 if probe > 0 and t["probe_samples"] > t["self_samples"]
 PY
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
-CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/ended.c src/zone.c src/calib_probe.c
-  src/sample.c src/intercept.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
+CC_SRCS="src/core/calltree.c src/core/clock.c src/core/runtime.c src/dump/dump_write.c src/core/ended.c
+  src/zone/zone.c src/core/calib_probe.c src/sample/sample.c src/intercept/intercept.c src/win/os.c
+  src/hooks/hooks_win.c src/dump/dumpsig_win.c src/sample/sample_win.c src/throttle/throttle.c src/features.c src/patch/patch.c src/patch/patch_none.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
 for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   case $target in
     x86_64*) inc=/usr/x86_64-w64-mingw32/include; arch=-D_AMD64_
-             extra="src/win/frame_x64.c src/win/iat.c" ;;
+             extra="src/hooks/frame_win_x64.c src/intercept/iat_win.c" ;;
     *)       inc=/usr/i686-w64-mingw32/include;   arch=-D_X86_
-             extra="src/win/hooks_x86.c src/win/iat_none.c" ;;
+             extra="src/hooks/hooks_win_x86.c src/intercept/iat_none.c" ;;
   esac
   for f in $CC_SRCS $extra; do
     (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
@@ -364,7 +365,7 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   echo "clang-cl $target: $(echo $CC_SRCS $extra | wc -w) files compiled"
   # hooks.c registers its start-up (.CRT$XCU) and TLS callback (.CRT$XLB).
   (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
-     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/hooks.obj" -- src/win/hooks.c) \
+     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/hooks.obj" -- src/hooks/hooks_win.c) \
      >/dev/null 2>&1 || fail "clang-cl $target hooks.c"
   for sec in '.CRT$XCU' '.CRT$XLB'; do
     x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF "$sec" || fail "$target: no $sec in hooks.obj"
@@ -374,7 +375,7 @@ for target in x86_64-pc-windows-msvc i686-pc-windows-msvc; do
   x86_64-w64-mingw32-objdump -h "$OUT/hooks.obj" | grep -qF '.text$cpp_m' \
     || fail "$target: the hooks are not in .text\$cpp_m"
   (cd "$SRC" && clang --driver-mode=cl --target=$target /clang:-fgnuc-version=4.2.1 $arch \
-     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/sample.obj" -- src/sample.c) \
+     -imsvc $inc -Iinclude -DCAPPROF_BUILDING /O2 /c /Fo"$OUT/sample.obj" -- src/sample/sample.c) \
      >/dev/null 2>&1 || fail "clang-cl $target sample.c"
   for sec in '.text$cpp_a' '.text$cpp_z'; do
     x86_64-w64-mingw32-objdump -h "$OUT/sample.obj" | grep -qF "$sec" || fail "$target: no $sec in sample.obj"
@@ -396,7 +397,7 @@ echo "clang-cl x86_64-pc-windows-msvc: the tool's $(echo $TOOL_SRCS | wc -w) C f
 if command -v x86_64-w64-mingw32-nm >/dev/null 2>&1; then
   (cd "$SRC" && clang --driver-mode=cl --target=i686-pc-windows-msvc /clang:-fgnuc-version=4.2.1 \
      -D_X86_ -imsvc /usr/i686-w64-mingw32/include -Iinclude /O2 /c /Fo"$OUT/hooks_x86.obj" \
-     -- src/win/hooks_x86.c) >/dev/null 2>&1
+     -- src/hooks/hooks_win_x86.c) >/dev/null 2>&1
   x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __penter" || fail "x86: no __penter"
   x86_64-w64-mingw32-nm "$OUT/hooks_x86.obj" | grep -q " T __pexit" || fail "x86: no __pexit"
   echo "x86 naked hooks: __penter and __pexit defined"

@@ -1,0 +1,58 @@
+/*
+** dumpsig.c (Windows) -- dumps on demand on Windows: CAPPROF_DUMP_INTERVAL
+** (a dump every N seconds) runs as on POSIX, on a thread of the runtime that
+** sleeps between dumps and takes the runtime lock through capprof_dump.
+** CAPPROF_DUMP_SIGNAL and CAPPROF_DUMP_ON_SIGNAL name POSIX signals, which
+** Windows processes do not receive (a console's Ctrl+C and close events and
+** TerminateProcess follow other rules): they are refused with one line
+** (docs/runtime.md, docs/windows.md); programs call capprof_dump() instead.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "../win/win.h"
+
+static DWORD interval_ms;
+
+static DWORD WINAPI dump_thread(LPVOID arg)
+{
+  (void)arg;
+  for (;;) {
+    Sleep(interval_ms);
+    if (cp_g.finished) return 0;
+    char path[1100] = "", msg[1400];
+    int rc = capprof_dump(NULL, path, sizeof path);
+    const char *v = os_getenv("CAPPROF_VERBOSE");
+    if (rc == 0 && !(v && *v && strcmp(v, "0"))) continue;
+    strcpy(msg, rc ? "capprof: cannot write dump " : "capprof: wrote ");
+    strncat(msg, path, 1100);
+    if (rc) {
+      strcat(msg, ": ");
+      strcat(msg, capprof_strerror(rc));
+    }
+    strcat(msg, " (CAPPROF_DUMP_INTERVAL)");
+    os_report(msg);
+  }
+}
+
+void os_dumpsig_start(void)
+{
+  const char *sig = os_getenv("CAPPROF_DUMP_SIGNAL"), *last = os_getenv("CAPPROF_DUMP_ON_SIGNAL");
+  const char *every = os_getenv("CAPPROF_DUMP_INTERVAL");
+  if ((sig && *sig) || (last && *last))
+    os_report("capprof: CAPPROF_DUMP_SIGNAL and CAPPROF_DUMP_ON_SIGNAL: Windows has no "
+              "signals; ignored (use CAPPROF_DUMP_INTERVAL or capprof_dump())");
+  if (!every || !*every) return;
+  char *end;
+  double s = strtod(every, &end);
+  if (*end || !(s > 0) || s > 1e6) {
+    os_report("capprof: CAPPROF_DUMP_INTERVAL: not a number of seconds");
+    return;
+  }
+  interval_ms = s * 1000 < 1 ? 1 : (DWORD)(s * 1000);
+  /* Runs no DllMain work of ours and never waits for the loader lock that
+  ** may be held here (a hook inside DllMain can start the runtime). */
+  HANDLE h = CreateThread(NULL, 64 * 1024, dump_thread, NULL, 0, NULL);
+  if (!h) os_report("capprof: cannot start the thread for periodic dumps");
+  else CloseHandle(h);
+}

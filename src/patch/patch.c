@@ -1,0 +1,133 @@
+/*
+** patch.c -- unhooking, the portable part: the records of the functions
+** whose hooks were patched out (patch_x86_64.c does the patching; nothing
+** is patched where patch_none.c stands in), the calls their counting stubs
+** counted (per thread, folded in as threads end), each thread's learning
+** state, and the feature's registration with the core. Whether to unhook
+** (CAPPROF_UNHOOK) is throttling's decision (throttle.c).
+*/
+#include <string.h>
+
+#include "../core/core.h"
+#include "patch.h"
+
+/* The functions unhooked, appended under patch_x86_64.c's patch lock, read
+** by the dump. */
+#define MAX_UNHOOKED 4096u
+static struct { uint64_t key, ticks; uint32_t counted, synced; } unhooked[MAX_UNHOOKED];
+static volatile uint32_t unhooked_count;
+/* Calls counted by the stubs in threads that ended, less the counts live
+** threads had at the last capprof_reset (os_lock; modulo 2^64). */
+static uint64_t ended_calls[CP_UNHOOK_COUNTED];
+
+uint32_t unhook_record_count(void) { return unhooked_count; }
+
+void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced)
+{
+  uint32_t n = unhooked_count;
+  if (n == MAX_UNHOOKED) return;
+  unhooked[n].key = key;
+  unhooked[n].ticks = ticks;
+  unhooked[n].counted = counted && n < CP_UNHOOK_COUNTED;
+  unhooked[n].synced = synced != 0;
+  __atomic_store_n(&unhooked_count, n + 1, __ATOMIC_RELEASE);
+}
+
+uint64_t unhook_calls(uint32_t k)
+{
+  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE) || !unhooked[k].counted)
+    return CPD_UNHOOKED_UNCOUNTED;
+  return ended_calls[k] + patch_live_calls(k);
+}
+
+void unhook_mark_unsynced(uint64_t key)
+{
+  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
+  for (uint32_t k = 0; k < n; k++)
+    if (unhooked[k].key == key) __atomic_store_n(&unhooked[k].synced, 0, __ATOMIC_RELAXED);
+}
+
+uint32_t unhook_flags(uint32_t k)
+{
+  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;
+  return unhooked[k].synced ? CPD_UNHOOKED_SYNCED : 0;
+}
+
+void unhook_fold(struct cp_thread *t)
+{
+  patch_fold_calls(t, ended_calls);
+}
+
+/* capprof_reset: from now on, counting starts at each thread's counts as
+** they are (the threads go on counting from there: a thread rebuilds its
+** tree only at its next hook, and an unhooked function called meanwhile
+** must not lose those calls). Modulo 2^64: the sums come out right. */
+void unhook_counts_reset(void)
+{
+  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) ended_calls[k] = 0 - patch_live_calls(k);
+}
+
+/* A fork child: its only thread, self, starts from 0. */
+void unhook_counts_fork(struct cp_thread *self)
+{
+  memset(ended_calls, 0, sizeof ended_calls);
+  patch_counts_fork(self);
+}
+
+void unhook_records(unhook_fn fn, void *ctx)
+{
+  uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
+  for (uint32_t k = 0; k < n; k++) fn(ctx, unhooked[k].key, unhooked[k].ticks);
+}
+
+static size_t unhook_bytes(void)
+{
+  size_t page = os_page_size();
+  return (sizeof(struct cp_unhook) + page - 1) / page * page;
+}
+
+struct cp_unhook *unhook_state(struct cp_thread *t)
+{
+  if (t->unhook) return t->unhook;
+  struct cp_unhook *u = os_reserve(unhook_bytes());
+  if (!u) return NULL;
+  if (os_commit(u, unhook_bytes()) != 0) {
+    os_release(u, unhook_bytes());
+    return NULL;
+  }
+  return t->unhook = u;
+}
+
+void unhook_thread_reset(struct cp_thread *t)
+{
+  if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
+
+}
+
+void unhook_thread_free(struct cp_thread *t)
+{
+  if (!t->unhook) return;
+  os_release(t->unhook, unhook_bytes());
+  t->unhook = NULL;
+}
+
+static void thread_retired(struct cp_thread *t, const struct cp_ended *e)
+{
+  (void)e;
+  unhook_fold(t);
+}
+
+/* Unhooking's part in the core's life cycle (src/features.c): the records'
+** counts and each thread's learning state; no patch in progress while the
+** process forks (the fork handlers are per platform). */
+const struct cp_feature patch_feature = {
+  .name = "patch",
+  .thread_retired = thread_retired,
+  .thread_reset = unhook_thread_reset,
+  .thread_free = unhook_thread_free,
+  .reset = unhook_counts_reset,
+  .fork_prepare = unhook_fork_prepare,
+  .fork_parent = unhook_fork_parent,
+  .threads_forked = unhook_counts_fork,
+  .fork_child = unhook_fork_child,
+};
