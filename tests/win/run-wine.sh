@@ -345,7 +345,7 @@ PY
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/calltree.c src/clock.c src/runtime.c src/dump_write.c src/ended.c src/zone.c src/calib_probe.c
-  src/sample.c src/intercept.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
+  src/sample.c src/intercept.c src/settings.c src/win/os.c src/win/hooks.c src/win/dumpsig.c src/win/ntprofile.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their
 # attribute syntax. _MSC_VER stays defined, so the MSVC code paths compile.
