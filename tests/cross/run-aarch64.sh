@@ -13,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -I$src/include -I$src/src"
-for f in calltree clock runtime dump_write throttle ended zone sample intercept posix/os \
+for f in calltree clock runtime dump_write throttle ended zone sample intercept settings posix/os \
          posix/hooks posix/unwind posix/dumpsig posix/plt posix/tramp_none posix/perf; do
   $cc $flags -fvisibility=hidden -fno-instrument-functions -c "$src/src/$f.c" \
       -o "$(basename $f).o"
