@@ -39,6 +39,7 @@ static void defaults_when_unset(void **state)
   assert_int_equal(settings_bool(SET_HELP), 0);
   assert_int_equal(settings_u32(SET_MAX_NODES), 4194304);
   assert_int_equal(settings_u32(SET_KEEP_THREADS), 4096);
+  assert_int_equal(settings_u32(SET_KEEP_THREADS), CP_ENDED_KEEP);  /* ended.c's own */
   assert_null(settings_str(SET_SAMPLE));
   assert_null(settings_str(SET_OUTPUT));
   /* Each variable the runtime reads is asked for once; the tool's never. */
