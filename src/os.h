@@ -102,8 +102,15 @@ int os_is_privileged(void) CP_HIDDEN;
 ** os_on_alt_stack: sp lies on a signal stack the thread switched to. */
 int os_intercept_start(void) CP_HIDDEN;
 int os_on_alt_stack(uintptr_t sp) CP_HIDDEN;
-/* Tell the launcher (capprof run, CAPPROF_RUN_LOG) that a dump was written. */
-void os_run_log(const char *path) CP_HIDDEN;
+/* Variables of the environment whose name starts with prefix: fn gets each
+** name (len bytes, not NUL-terminated). The OS layer reads no setting; the
+** settings reader (src/core/settings.c) uses this to warn about unknown ones. */
+void os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, void *arg),
+                  void *arg) CP_HIDDEN;
+/* Append the dump's full path, and a newline, to the file log names (set
+** by 'capprof run', which names the dumps at the end); nothing when log is
+** NULL or empty. */
+void os_run_log_to(const char *log, const char *path) CP_HIDDEN;
 
 /* errno (and GetLastError on Windows) saved around slow paths. */
 typedef struct { int err; unsigned long winerr; } os_errsave;

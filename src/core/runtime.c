@@ -12,6 +12,7 @@
 #include "../patch/patch.h"
 #include "../intercept/intercept.h"
 #include "../dump/dump.h"
+#include "settings.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
 
@@ -20,7 +21,6 @@ struct cp_global cp_g CP_ALIGNED(64);
 ** to runtime_sync, which tells them to do nothing. */
 static struct cp_thread busy_thread = { .gate = 0xFFFFFFFFu, .ring_head = &busy_thread.ring_seen };
 
-#define DEFAULT_NODE_CAP (UINT32_C(1) << 22)
 #define DEFAULT_PATTERN  "%n.%p.capprof"
 
 const char *capprof_strerror(int err)
@@ -31,29 +31,6 @@ const char *capprof_strerror(int err)
 #undef CAPPROF_ERR_TEXT_
   }
   return "unknown error";
-}
-
-/* CAPPROF_* variables; none in a privileged process (setuid programs must
-** not take paths or sizes from the user who runs them). */
-static const char *env(const char *name)
-{
-  return cp_g.secure ? NULL : os_getenv(name);
-}
-
-static uint32_t env_u32(const char *name, uint32_t dflt, uint32_t lo, uint32_t hi)
-{
-  const char *s = env(name);
-  if (!s || !*s) return dflt;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || v < lo || v > hi) return dflt;
-  return (uint32_t)v;
-}
-
-static int env_true(const char *name)
-{
-  const char *s = env(name);
-  return s && *s && strcmp(s, "0") != 0;
 }
 
 static void set_pattern(const char *pattern)
@@ -105,29 +82,33 @@ void runtime_init(void)
     return;
   }
   cp_g.secure = os_is_privileged();
-  cp_g.disabled = env_true("CAPPROF_DISABLE");
-  cp_g.node_cap = env_u32("CAPPROF_MAX_NODES", DEFAULT_NODE_CAP, 16, UINT32_C(1) << 30);
+  settings_load(os_getenv, cp_g.secure);    /* none in a privileged process */
+  cp_g.disabled = settings_bool(SET_DISABLE);
+  cp_g.node_cap = settings_u32(SET_MAX_NODES);
   throttle_init();
-  cp_g.keep_threads = env_u32("CAPPROF_KEEP_THREADS", CP_ENDED_KEEP, 0, UINT32_C(1) << 20);
+  cp_g.keep_threads = settings_u32(SET_KEEP_THREADS);
   cp_g.ended_tail = &cp_g.ended;
-  const char *pat = env("CAPPROF_OUTPUT"), *dir = env("CAPPROF_OUTPUT_DIR");
+  const char *pat = settings_str(SET_OUTPUT), *dir = settings_str(SET_OUTPUT_DIR);
+  static char too_long[200];
   if (pat && strlen(pat) >= sizeof cp_g.output) {
-    cp_g.pending_report = "capprof: CAPPROF_OUTPUT is longer than 1023 bytes: "
-                          "ignored, dumps go to the default " DEFAULT_PATTERN;
+    cp_g.pending_report = settings_message(too_long, sizeof too_long, SET_OUTPUT,
+                                           " is longer than 1023 bytes: ignored, "
+                                           "dumps go to the default " DEFAULT_PATTERN);
     pat = NULL;
   }
   set_pattern(pat);
   if (set_dir(dir) != 0)
-    cp_g.pending_report = "capprof: CAPPROF_OUTPUT_DIR is longer than 1023 bytes: "
-                          "ignored, dumps go to the current directory";
-  const char *clk = env("CAPPROF_CLOCK");
-  cp_g.use_tsc = clock_select(clk);
+    cp_g.pending_report = settings_message(too_long, sizeof too_long, SET_OUTPUT_DIR,
+                                           " is longer than 1023 bytes: ignored, "
+                                           "dumps go to the current directory");
+  cp_g.use_tsc = clock_select(settings_str(SET_CLOCK));
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
   os_process_init(&os_callbacks);
   mark_start();
   if (cp_g.disabled) cp_g.gate = CP_GATE_PAUSED;
   cp_g.initialized = 1;
   os_unlock();
+  settings_report(cp_g.secure);            /* unknown names, CAPPROF_HELP */
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe(0);
@@ -436,9 +417,9 @@ void runtime_atexit(void)
       strcat(msg, capprof_strerror(rc));
       os_report(msg);
     } else {
-      os_run_log(path);                    /* capprof run names the dumps */
+      os_run_log_to(settings_str(SET_RUN_LOG), path);  /* capprof run names the dumps */
     }
-    if (rc == 0 && env_true("CAPPROF_VERBOSE")) {
+    if (rc == 0 && settings_bool(SET_VERBOSE)) {
       char msg[1200] = "capprof: wrote ";
       strncat(msg, path, sizeof msg - 20);
       os_report(msg);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../posix/posix.h"
+#include "../core/settings.h"
 
 #define TERM_FLAG 0x80           /* pipe byte: a terminating signal */
 #define ACK_WAIT_MS 10000        /* a terminating signal waits this long */
@@ -108,8 +109,7 @@ static void on_term_signal(int sig)
 static void report_dump(int rc, const char *path, const char *why)
 {
   char msg[1400];
-  const char *v = os_getenv("CAPPROF_VERBOSE");
-  if (rc == 0 && !(v && *v && strcmp(v, "0"))) return;
+  if (rc == 0 && !settings_bool(SET_VERBOSE)) return;
   strcpy(msg, rc ? "capprof: cannot write dump " : "capprof: wrote ");
   strncat(msg, path, 1100);
   if (rc) {
@@ -146,7 +146,7 @@ static void *dump_thread(void *arg)
     if (r < 0) continue;                  /* EINTR cannot happen: all blocked */
     if (r == 0) {
       if (os_monotonic_ns() < next) continue;
-      dump_now("CAPPROF_DUMP_INTERVAL");
+      dump_now(settings_name(SET_DUMP_INTERVAL));
       next += interval_ns;
       if (next < os_monotonic_ns()) next = os_monotonic_ns() + interval_ns;
       continue;
@@ -162,7 +162,7 @@ static void *dump_thread(void *arg)
       runtime_atexit();                   /* the last dump; hooks stop for good */
       for (int i = 0; i < terms; i++) (void)!write(ack[1], "x", 1);
     } else if (dumps) {
-      dump_now("CAPPROF_DUMP_SIGNAL");
+      dump_now(settings_name(SET_DUMP_SIGNAL));
     }
   }
   return NULL;
@@ -208,13 +208,15 @@ static int make_pipe(int fd[2])
 
 void os_dumpsig_start(void)
 {
-  const char *on = os_getenv("CAPPROF_DUMP_SIGNAL");
-  const char *last = os_getenv("CAPPROF_DUMP_ON_SIGNAL");
-  const char *every = os_getenv("CAPPROF_DUMP_INTERVAL");
+  const char *on = settings_str(SET_DUMP_SIGNAL);
+  const char *last = settings_str(SET_DUMP_ON_SIGNAL);
+  const char *every = settings_str(SET_DUMP_INTERVAL);
   if (every && *every) {
     char *end;
     double s = strtod(every, &end);
-    if (*end || !(s > 0) || s > 1e7) os_report("capprof: CAPPROF_DUMP_INTERVAL: not a number of seconds");
+    char msg[100];
+    if (*end || !(s > 0) || s > 1e7)
+      os_report(settings_message(msg, sizeof msg, SET_DUMP_INTERVAL, ": not a number of seconds"));
     else interval_ns = (uint64_t)(s * 1e9);
   }
   if (!(on && *on) && !(last && *last) && !interval_ns) return;
@@ -239,6 +241,6 @@ void os_dumpsig_start(void)
     return;
   }
   pthread_setname_np(th, "capprof-dump");
-  install(on, on_dump_signal, 0, "CAPPROF_DUMP_SIGNAL");
-  install(last, on_term_signal, 1, "CAPPROF_DUMP_ON_SIGNAL");
+  install(on, on_dump_signal, 0, settings_name(SET_DUMP_SIGNAL));
+  install(last, on_term_signal, 1, settings_name(SET_DUMP_ON_SIGNAL));
 }

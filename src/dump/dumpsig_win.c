@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../win/win.h"
+#include "../core/settings.h"
 
 static DWORD interval_ms;
 
@@ -22,31 +23,38 @@ static DWORD WINAPI dump_thread(LPVOID arg)
     if (cp_g.finished) return 0;
     char path[1100] = "", msg[1400];
     int rc = capprof_dump(NULL, path, sizeof path);
-    const char *v = os_getenv("CAPPROF_VERBOSE");
-    if (rc == 0 && !(v && *v && strcmp(v, "0"))) continue;
+    if (rc == 0 && !settings_bool(SET_VERBOSE)) continue;
     strcpy(msg, rc ? "capprof: cannot write dump " : "capprof: wrote ");
     strncat(msg, path, 1100);
     if (rc) {
       strcat(msg, ": ");
       strcat(msg, capprof_strerror(rc));
     }
-    strcat(msg, " (CAPPROF_DUMP_INTERVAL)");
+    strcat(msg, " (");
+    strcat(msg, settings_name(SET_DUMP_INTERVAL));
+    strcat(msg, ")");
     os_report(msg);
   }
 }
 
 void os_dumpsig_start(void)
 {
-  const char *sig = os_getenv("CAPPROF_DUMP_SIGNAL"), *last = os_getenv("CAPPROF_DUMP_ON_SIGNAL");
-  const char *every = os_getenv("CAPPROF_DUMP_INTERVAL");
-  if ((sig && *sig) || (last && *last))
-    os_report("capprof: CAPPROF_DUMP_SIGNAL and CAPPROF_DUMP_ON_SIGNAL: Windows has no "
-              "signals; ignored (use CAPPROF_DUMP_INTERVAL or capprof_dump())");
+  const char *sig = settings_str(SET_DUMP_SIGNAL), *last = settings_str(SET_DUMP_ON_SIGNAL);
+  const char *every = settings_str(SET_DUMP_INTERVAL);
+  char msg[200];
+  if ((sig && *sig) || (last && *last)) {
+    settings_message(msg, sizeof msg, SET_DUMP_SIGNAL, " and ");
+    strcat(msg, settings_name(SET_DUMP_ON_SIGNAL));
+    strcat(msg, ": Windows has no signals; ignored (use ");
+    strcat(msg, settings_name(SET_DUMP_INTERVAL));
+    strcat(msg, " or capprof_dump())");
+    os_report(msg);
+  }
   if (!every || !*every) return;
   char *end;
   double s = strtod(every, &end);
   if (*end || !(s > 0) || s > 1e6) {
-    os_report("capprof: CAPPROF_DUMP_INTERVAL: not a number of seconds");
+    os_report(settings_message(msg, sizeof msg, SET_DUMP_INTERVAL, ": not a number of seconds"));
     return;
   }
   interval_ms = s * 1000 < 1 ? 1 : (DWORD)(s * 1000);

@@ -13,6 +13,7 @@
 #include "../win/inject.h"
 #include "../hooks/hotpath.h"
 #include "intercept.h"
+#include "../core/settings.h"
 
 #ifndef PSAPI_VERSION
 #  define PSAPI_VERSION 2      /* K32EnumProcessModules, in kernel32 */
@@ -621,9 +622,14 @@ void iat_thread_attach(void)
 ** starts does not signal a handle value that means something else there. */
 void iat_run_ready(void)
 {
-  const char *v = os_getenv("CAPPROF_RUN_EVENT");
+  const char *v = settings_str(SET_RUN_EVENT);
   if (!v || !*v) return;
-  SetEnvironmentVariableW(L"CAPPROF_RUN_EVENT", NULL);
+  const char *name = settings_name(SET_RUN_EVENT);
+  wchar_t wname[64];
+  size_t i = 0;
+  for (; name[i] && i + 1 < 64; i++) wname[i] = (wchar_t)name[i];   /* ASCII */
+  wname[i] = L'\0';
+  SetEnvironmentVariableW(wname, NULL);
   uint64_t h = 0;
   for (; *v >= '0' && *v <= '9'; v++) h = h * 10 + (uint64_t)(*v - '0');
   if (h && !*v) SetEvent((HANDLE)(uintptr_t)h);

@@ -17,6 +17,7 @@
 #include "../core/core.h"
 #include "../hooks/hotpath.h"
 #include "intercept.h"
+#include "../core/settings.h"
 
 #define API_MAX        65536u          /* distinct functions; later ones are skipped */
 #define API_HASH       (2u * API_MAX)
@@ -309,7 +310,7 @@ void intercept_set_spec(const char *spec)
 
 void intercept_start(void)
 {
-  const char *spec = os_getenv("CAPPROF_API");
+  const char *spec = settings_str(SET_API);
   if (!spec || !*spec || cp_g.disabled) return;
   intercept_set_spec(spec);
   uint32_t q = intercept_quiet_begin();

@@ -25,6 +25,8 @@
 
 #include "posix.h"
 
+extern char **environ;
+
 __thread struct cp_thread *posix_tls __attribute__((tls_model("initial-exec")));
 
 /* 'capprof run' looks for this section in a program to know it carries the
@@ -252,12 +254,24 @@ void os_report(const char *msg)
   (void)rc;
 }
 
-/* Append the dump's absolute path to the file CAPPROF_RUN_LOG names (set by
-** 'capprof run', which lists the dumps of the process tree at the end). One
-** write with O_APPEND: lines of concurrent processes do not mix. */
-void os_run_log(const char *path)
+/* Variables whose name starts with prefix (settings.c warns about unknown
+** CAPPROF_* names). */
+void os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, void *arg),
+                  void *arg)
 {
-  const char *log = getenv("CAPPROF_RUN_LOG");
+  size_t k = strlen(prefix);
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, prefix, k) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    fn(*e, eq ? (size_t)(eq - *e) : strlen(*e), arg);
+  }
+}
+
+/* Append the dump's absolute path to the file log names (CAPPROF_RUN_LOG,
+** set by 'capprof run', which lists the dumps of the process tree at the
+** end). One write with O_APPEND: lines of concurrent processes do not mix. */
+void os_run_log_to(const char *log, const char *path)
+{
   if (!log || !*log) return;
   char line[4200];
   size_t n = 0;

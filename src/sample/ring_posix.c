@@ -19,6 +19,7 @@
 #include "../posix/posix.h"
 #include "sample.h"
 #include "sample_posix.h"
+#include "../core/settings.h"
 
 #define tls_state sampler_tls_state
 
@@ -122,7 +123,7 @@ static int ring_map(uint64_t period, struct ring *r)
 int sampler_ring_start(struct sample_session *s, char *why, size_t n)
 {
   if (perf_refused()) {
-    snprintf(why, n, "perf_event_open refused (CAPPROF_SAMPLE_NO_PERF is set)");
+    snprintf(why, n, "perf_event_open refused (%s is set)", settings_name(SET_SAMPLE_NO_PERF));
     return CAPPROF_ENOTSUP;
   }
   if (!posix_seccomp_none()) {

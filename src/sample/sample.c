@@ -11,6 +11,7 @@
 
 #include "sample.h"
 #include "../patch/patch.h"
+#include "../core/settings.h"
 
 struct sample_session sample_sessions[SAMPLE_MAX_SESSIONS];
 
@@ -695,7 +696,7 @@ static void report_line(const char *text)
 ** in the dump as a failed session: never a silent empty profile. */
 int sample_requested(void)
 {
-  const char *env = os_getenv("CAPPROF_SAMPLE");
+  const char *env = settings_str(SET_SAMPLE);
   return env && *env && strcmp(env, "0") != 0 && strcmp(env, "off") != 0 &&
          strcmp(env, "auto") != 0;
 }
@@ -703,7 +704,7 @@ int sample_requested(void)
 int sample_default_wanted(void)
 {
 #if defined(__linux__)
-  const char *env = os_getenv("CAPPROF_SAMPLE");
+  const char *env = settings_str(SET_SAMPLE);
   return !env || !*env || !strcmp(env, "auto");
 #else
   return 0;                      /* the ring buffer is Linux's */
@@ -753,7 +754,7 @@ static void sample_default_start(void)
 
 void sample_init_from_env(void)
 {
-  const char *env = os_getenv("CAPPROF_SAMPLE");
+  const char *env = settings_str(SET_SAMPLE);
   if (cp_g.disabled) return;
   if (sample_default_wanted()) {
     sample_default_start();
@@ -771,13 +772,14 @@ void sample_init_from_env(void)
   const char *name = !strcmp(spec, "1") ? "time" : spec;
   const struct sample_source *src = sample_find_source(name);
   uint64_t interval = 0;
-  struct sample_session *s = process_session_new("CAPPROF_SAMPLE");
+  struct sample_session *s = process_session_new(settings_name(SET_SAMPLE));
   if (!s) return;
   msg[0] = '\0';
   if (!src) {
     char avail[256];
     list_sources(avail, sizeof avail, NULL, 0);
-    copy_text(msg, sizeof msg, "CAPPROF_SAMPLE=");
+    copy_text(msg, sizeof msg, settings_name(SET_SAMPLE));
+    append_text(msg, sizeof msg, "=");
     append_text(msg, sizeof msg, env);
     append_text(msg, sizeof msg, ": unknown sampling source '");
     append_text(msg, sizeof msg, name);
@@ -785,7 +787,8 @@ void sample_init_from_env(void)
     append_text(msg, sizeof msg, avail);
     src = &sources[0];
   } else if (ival && sample_parse_interval(ival, src->is_time, &interval) != 0) {
-    copy_text(msg, sizeof msg, "CAPPROF_SAMPLE=");
+    copy_text(msg, sizeof msg, settings_name(SET_SAMPLE));
+    append_text(msg, sizeof msg, "=");
     append_text(msg, sizeof msg, env);
     append_text(msg, sizeof msg, src->is_time
                 ? ": bad interval (a CPU time of at least 10us with its unit: 100us, 1ms, 1s)"

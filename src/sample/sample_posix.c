@@ -36,6 +36,7 @@
 #include "../posix/posix.h"
 #include "sample.h"
 #include "sample_posix.h"
+#include "../core/settings.h"
 
 #define TIMER_MAGIC   0x5CA90000
 #define TIMER_MASK    0xFFFF0000
@@ -161,7 +162,7 @@ static int install_handler(char *why, size_t n)
   sa.sa_sigaction = on_sample;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  const char *env = os_getenv("CAPPROF_SAMPLE_SIGNAL");
+  const char *env = settings_str(SET_SAMPLE_SIGNAL);
   int first = SIGRTMAX - 3, last = SIGRTMIN + 2;
   if (env && *env) first = last = atoi(env);
   for (int sig = first; sig >= last; sig--) {
@@ -220,8 +221,7 @@ static int perf_open(uint32_t code, uint64_t period, uint64_t tid)
 int perf_refused(void)
 {
   if (no_perf < 0) {
-    const char *e = os_getenv("CAPPROF_SAMPLE_NO_PERF");
-    no_perf = e && *e && strcmp(e, "0") != 0;
+    no_perf = settings_bool(SET_SAMPLE_NO_PERF);
   }
   return no_perf;
 }
@@ -270,7 +270,7 @@ int sampler_probe(const struct sample_source *src, char *why, size_t n)
   if (!cached[src->code]) cached[src->code] = perf_try(src) + 1;
   if (cached[src->code] == 1) return 0;
   if (perf_refused())
-    snprintf(why, n, "perf_event_open refused (CAPPROF_SAMPLE_NO_PERF is set)");
+    snprintf(why, n, "perf_event_open refused (%s is set)", settings_name(SET_SAMPLE_NO_PERF));
   else
     perf_why(src->name, cached[src->code] - 1, why, n);
   return CAPPROF_ENOTSUP;
@@ -484,7 +484,7 @@ int sampler_start(struct sample_session *s, char *why, size_t n)
     }
     char reason[220];
     if (perf_refused()) snprintf(reason, sizeof reason, "perf_event_open refused "
-                                 "(CAPPROF_SAMPLE_NO_PERF is set)");
+                                 "(%s is set)", settings_name(SET_SAMPLE_NO_PERF));
     else perf_why(s->source->name, e, reason, sizeof reason);
     snprintf(s->note, sizeof s->note, "fell back to the CPU-time timer: %s", reason);
   }

@@ -28,6 +28,7 @@
 #include "../sample/sample.h"
 #include "throttle.h"
 #include "../patch/patch.h"
+#include "../core/settings.h"
 
 #define DEFAULT_CALLS   100000u
 #define UNHOOK_CALLS    10000u          /* the default while unhooking is on */
@@ -66,16 +67,16 @@ static int calls_set;
 ** invalid value keeps the defaults. */
 void throttle_init(void)
 {
-  const char *s = os_getenv("CAPPROF_THROTTLE");
+  const char *s = settings_str(SET_THROTTLE);
   cp_g.throttle_calls = DEFAULT_CALLS;
   cp_g.throttle_period = DEFAULT_PERIOD;
   cp_g.sample_cap = UINT64_MAX;
   threshold_ns = DEFAULT_NS;
-  const char *u = os_getenv("CAPPROF_UNHOOK");
+  const char *u = settings_str(SET_UNHOOK);
   unhook_mode = UNHOOK_AUTO;
   if (u && (!strcmp(u, "off") || !strcmp(u, "0") || !strcmp(u, "no"))) unhook_mode = 0;
   else if (u && (!strcmp(u, "on") || !strcmp(u, "1") || !strcmp(u, "yes"))) unhook_mode = 1;
-  const char *c = os_getenv("CAPPROF_UNHOOK_COUNT");
+  const char *c = settings_str(SET_UNHOOK_COUNT);
   unhook_count = !(c && (!strcmp(c, "off") || !strcmp(c, "0") || !strcmp(c, "no")));
   calls_set = s && *s;
   if (!calls_set) {

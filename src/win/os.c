@@ -296,14 +296,32 @@ void os_report(const char *msg)
   WriteFile(h, "\r\n", 2, &w, NULL);
 }
 
-/* Append the dump's full path to the file CAPPROF_RUN_LOG names (set by
-** `capprof run`, which names the dumps at the end). One WriteFile on a
+/* Variables whose name starts with prefix (settings.c warns about unknown
+** CAPPROF_* names); names as UTF-8, cut at 255 bytes. */
+void os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, void *arg),
+                  void *arg)
+{
+  wchar_t *env = GetEnvironmentStringsW();
+  if (!env) return;
+  size_t k = strlen(prefix);
+  for (wchar_t *e = env; *e; e += wcslen(e) + 1) {
+    const wchar_t *eq = e[0] ? wcschr(e + 1, L'=') : NULL;   /* "=C:=..." entries */
+    int wn = eq ? (int)(eq - e) : (int)wcslen(e);
+    char name[256];
+    int n = WideCharToMultiByte(CP_UTF8, 0, e, wn, name, (int)sizeof name - 1, NULL, NULL);
+    if (n <= 0 || (size_t)n < k || memcmp(name, prefix, k) != 0) continue;
+    fn(name, (size_t)n, arg);
+  }
+  FreeEnvironmentStringsW(env);
+}
+
+/* Append the dump's full path to the file log names (CAPPROF_RUN_LOG, set
+** by `capprof run`, which names the dumps at the end). One WriteFile on a
 ** handle opened for appending only: lines of several processes do not mix. */
-void os_run_log(const char *path)
+void os_run_log_to(const char *log_utf8, const char *path)
 {
   wchar_t log[MAX_PATH * 2], wpath[MAX_PATH * 2], full[MAX_PATH * 2];
-  DWORD k = GetEnvironmentVariableW(L"CAPPROF_RUN_LOG", log, MAX_PATH * 2);
-  if (!k || k >= MAX_PATH * 2) return;
+  if (!log_utf8 || !*log_utf8 || wide_path(log_utf8, log, MAX_PATH * 2) != 0) return;
   if (wide_path(path, wpath, MAX_PATH * 2) != 0) return;
   DWORD n = GetFullPathNameW(wpath, MAX_PATH * 2, full, NULL);
   if (!n || n >= MAX_PATH * 2) return;

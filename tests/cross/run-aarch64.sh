@@ -13,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 flags="-std=gnu11 -O2 -g -Wall -Wextra -Werror -I$src/include -I$src/src"
-for f in core/calltree core/clock core/runtime dump/dump_write throttle/throttle core/ended \
+for f in core/calltree core/clock core/runtime dump/dump_write throttle/throttle core/ended core/settings \
          zone/zone sample/sample intercept/intercept posix/os hooks/hooks_posix \
          hooks/unwind_posix dump/dumpsig_posix intercept/plt_posix intercept/tramp_none \
          sample/sample_posix sample/ring_posix features patch/patch patch/patch_none; do

@@ -130,11 +130,11 @@ int cmd_run(int argc, char **argv)
     case 'N': o.no_api = 1; break;
     case 'S':
       /* The runtime checks the source and interval and says what is wrong. */
-      if (add_setting(&o, "CAPPROF_SAMPLE", optarg && optarg[0] ? optarg : "time:1ms")) return 1;
+      if (add_setting(&o, RUN_VAR(SAMPLE), optarg && optarg[0] ? optarg : "time:1ms")) return 1;
       break;
     case 'o':
       if (!optarg[0]) return tool_error("run: --output needs a pattern");
-      if (add_setting(&o, "CAPPROF_OUTPUT", optarg)) return 1;
+      if (add_setting(&o, RUN_VAR(OUTPUT), optarg)) return 1;
       break;
     case 'q': o.quiet = 1; break;
     case 'h': usage(stdout); return 0;
@@ -146,10 +146,10 @@ int cmd_run(int argc, char **argv)
     return 2;
   }
   o.argv = argv + optind;
-  if (add_setting(&o, "CAPPROF_API", o.no_api ? NULL : api)) return 1;
+  if (add_setting(&o, RUN_VAR(API), o.no_api ? NULL : api)) return 1;
   static char log[4096];
   if (run_log_create(log, sizeof log) != 0) return 1;
-  if (add_setting(&o, "CAPPROF_RUN_LOG", log)) return 1;
+  if (add_setting(&o, RUN_VAR(RUN_LOG), log)) return 1;
   int status = run_program(&o);
   if (!o.quiet) report_dumps(log);
   remove(log);

@@ -16,6 +16,18 @@ struct run_setting {
 
 #define RUN_SETTINGS_MAX 16
 
+/* The runtime's variables 'capprof run' sets, named through their entry in
+** the runtime's settings table: RUN_VAR(SAMPLE) is "CAPPROF_SAMPLE" (wide:
+** RUN_WVAR), and a name the table lacks does not compile. */
+enum run_var {
+#define SETTING(id, type, dflt, lo, hi, help) RUN_VAR_##id,
+#include "../../src/core/settings.def"
+#undef SETTING
+  RUN_VAR_COUNT
+};
+#define RUN_VAR(id)  ((void)RUN_VAR_##id, "CAPPROF_" #id)
+#define RUN_WVAR(id) ((void)RUN_VAR_##id, L"CAPPROF_" #id)
+
 struct run_opts {
   char **argv;             /* PROGRAM and its arguments, NULL-terminated */
   int quiet;               /* -q: no line naming the dumps */

@@ -128,7 +128,7 @@ int run_program(const struct run_opts *o)
   if (ready) {
     wchar_t v[32];
     swprintf(v, 32, L"%llu", (unsigned long long)(uintptr_t)ready);
-    SetEnvironmentVariableW(L"CAPPROF_RUN_EVENT", v);
+    SetEnvironmentVariableW(RUN_WVAR(RUN_EVENT), v);
   }
 
   /* Standard handles are passed on as they are. */
