@@ -33,7 +33,7 @@
   function $(id) { return document.getElementById(id); }
 
   /* What '~' means, in the words of report and tree (prof_legend). */
-  var TILDE = '~ mostly probe cost (compensated by over twice what is left): may be off by half or more';
+  var TILDE = '~ mostly probe cost (over twice what is left was subtracted): may be off by half';
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
