@@ -62,7 +62,7 @@ grep -q '^ *calls  *elapsed self  *timed  *self/call  function$' out.txt ||
 expect 2 "$CAPPROF" report -F calls,bogus "$D1"
 expect 2 "$CAPPROF" report --weight=wall "$D1"
 expect 0 "$CAPPROF" tree "$D1"
-grep -q '^ *calls  *incl  *self  *incl/call  *self/call  *incl min  *incl max  *incl%  function$' out.txt ||
+grep -q '^ *calls  *incl  *self  *incl/call  *self/call  *incl min  *incl max  *elapsed incl%  function$' out.txt ||
   fail "tree header: $(sed -n 2p out.txt)"
 
 # callers and callees

@@ -47,42 +47,51 @@ int prof_weight_is_time(const struct profile *p)
 
 static double unit(const struct prof_thread *t) { return t->sample_ns > 0 ? t->sample_ns : 1; }
 
-double prof_node_self(const struct profile *p, const struct prof_thread *t, uint32_t i)
+double prof_node_figure(const struct profile *p, const struct prof_thread *t, uint32_t i,
+                        enum prof_weight w, int incl)
 {
   const struct prof_node *n = &t->nodes[i];
-  switch (prof_weight_of(p)) {
-  case PROF_W_CPU: return n->s_self * unit(t);
+  switch (w == PROF_W_AUTO ? prof_weight_of(p) : w) {
+  case PROF_W_CPU: return (incl ? n->s_incl : n->s_self) * unit(t);
   case PROF_W_CALLS: return (double)n->calls;
-  default: return p->weight_raw ? n->t.excl_raw : n->t.excl;
+  default:
+    if (incl) return p->weight_raw ? n->t.incl_raw : n->t.incl;
+    return p->weight_raw ? n->t.excl_raw : n->t.excl;
   }
+}
+
+double prof_func_figure(const struct profile *p, const struct prof_func *f, enum prof_weight w,
+                        int incl)
+{
+  switch (w == PROF_W_AUTO ? prof_weight_of(p) : w) {
+  case PROF_W_CPU:
+    if (cpu_counts(p)) return (double)(incl ? f->s.incl : f->s.self);
+    return incl ? f->s.cpu_incl : f->s.cpu_self;
+  case PROF_W_CALLS: return (double)prof_all_calls(f);
+  default:
+    if (incl) return p->weight_raw ? f->t.incl_raw : f->t.incl;
+    return p->weight_raw ? f->t.excl_raw : f->t.excl;
+  }
+}
+
+double prof_node_self(const struct profile *p, const struct prof_thread *t, uint32_t i)
+{
+  return prof_node_figure(p, t, i, PROF_W_AUTO, 0);
 }
 
 double prof_node_incl(const struct profile *p, const struct prof_thread *t, uint32_t i)
 {
-  const struct prof_node *n = &t->nodes[i];
-  switch (prof_weight_of(p)) {
-  case PROF_W_CPU: return n->s_incl * unit(t);
-  case PROF_W_CALLS: return (double)n->calls;
-  default: return p->weight_raw ? n->t.incl_raw : n->t.incl;
-  }
+  return prof_node_figure(p, t, i, PROF_W_AUTO, 1);
 }
 
 double prof_func_self(const struct profile *p, const struct prof_func *f)
 {
-  switch (prof_weight_of(p)) {
-  case PROF_W_CPU: return cpu_counts(p) ? (double)f->s.self : f->s.cpu_self;
-  case PROF_W_CALLS: return (double)prof_all_calls(f);
-  default: return p->weight_raw ? f->t.excl_raw : f->t.excl;
-  }
+  return prof_func_figure(p, f, PROF_W_AUTO, 0);
 }
 
 double prof_func_incl(const struct profile *p, const struct prof_func *f)
 {
-  switch (prof_weight_of(p)) {
-  case PROF_W_CPU: return cpu_counts(p) ? (double)f->s.incl : f->s.cpu_incl;
-  case PROF_W_CALLS: return (double)prof_all_calls(f);
-  default: return p->weight_raw ? f->t.incl_raw : f->t.incl;
-  }
+  return prof_func_figure(p, f, PROF_W_AUTO, 1);
 }
 
 double prof_tree_total(const struct profile *p, const struct prof_thread *t)

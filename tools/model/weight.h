@@ -37,6 +37,12 @@ enum prof_weight prof_weight_of(const struct profile *p);
 const char *prof_weight_name(const struct profile *p);
 int prof_weight_is_time(const struct profile *p);
 
+/* Any figure w (AUTO: the chosen one) of node i of tree t or of function f,
+** inclusive when incl, else self; elapsed raw when the profile's is. */
+double prof_node_figure(const struct profile *p, const struct prof_thread *t, uint32_t i,
+                        enum prof_weight w, int incl);
+double prof_func_figure(const struct profile *p, const struct prof_func *f, enum prof_weight w,
+                        int incl);
 /* Node i of tree t: self and inclusive figure (for calls both are its calls). */
 double prof_node_self(const struct profile *p, const struct prof_thread *t, uint32_t i);
 double prof_node_incl(const struct profile *p, const struct prof_thread *t, uint32_t i);
