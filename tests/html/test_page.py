@@ -321,7 +321,7 @@ def test_sampled(b):
     sorted_by = b.eval("(function () { var th = document.querySelector('#flat th.sorted');"
                        " return th ? th.dataset.key : ''; })()")
     first = re.sub(r"\s+\(.*$", "", first_row(b).strip())
-    check(sorted_by == "cpuself" and first == top,
+    check(sorted_by == "cpupct" and first == top,
           "sampled.html: sorted by cpu self, %r first as in capprof report (%r, %r)"
           % (top, sorted_by, first))
 
