@@ -41,7 +41,7 @@ grep -q "matches 3 functions" err.txt || fail "ambiguous callers says how many"
 [ -s out.txt ] && fail "ambiguous callers printed a profile"
 expect 1 "$CAPPROF" callees i "$D"
 expect 0 "$CAPPROF" callers --all i "$D"
-[ "$(grep -c '^ *calls  *incl  *self  *incl/call  *self/call  *incl%  *function$' out.txt)" = 3 ] ||
+[ "$(grep -c '^ *calls  *incl  *self  *incl/call  *self/call  *elapsed incl%  *function$' out.txt)" = 3 ] ||
   fail "callers --all: $(cat out.txt)"
 expect 0 "$CAPPROF" callers fib "$D"           # exact name: no ambiguity
 expect 0 "$CAPPROF" callers iddl "$D"          # a part of one name only
