@@ -60,16 +60,33 @@ static const char usage[] =
   "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
 
+/* One function of the notes after the table: "  NAME: details" when it
+** fits the width, else NAME alone (cut to the width) and the details on
+** the next line. details may hold "\n    " continuations. */
+static void note_func(const char *name, const char *details)
+{
+  char buf[4096];
+  const char *s = disp_short_name(name, buf, sizeof buf);
+  size_t w = disp_width(), first = strcspn(details, "\n");
+  if (!w || 2 + strlen(s) + 2 + first <= w) {
+    printf("  %s: %s\n", s, details);
+    return;
+  }
+  fputs("  ", stdout);
+  disp_name(stdout, name, ":", 2);
+  printf("\n    %s\n", details);
+}
+
 /* The functions whose hooks were patched out (unhooking, docs/runtime.md). */
 static void report_unhooked(const struct profile *p, const uint32_t *order, uint32_t n,
                             uint32_t count)
 {
   if (!count) return;
-  printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched out of\n"
-         "the program (CAPPROF_UNHOOK, docs/runtime.md): their later calls are counted at\n"
-         "their entry, not timed, their time is in their callers' self, and samples in\n"
-         "their code are charged to them (cpu self). Where later calls were not counted,\n"
-         "calls is a lower bound.\n",
+  printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched\n"
+         "out of the program (CAPPROF_UNHOOK, docs/runtime.md): their later calls are\n"
+         "counted at their entry, not timed, their elapsed time is in their callers'\n"
+         "self, and samples in their code are charged to them (cpu self). Where later\n"
+         "calls were not counted, calls is a lower bound.\n",
          count, count == 1 ? "" : "s");
   uint32_t unsynced = 0, unknown = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -79,27 +96,28 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
     unknown += f->sync_unknown && !f->unsynced;
   }
   if (unsynced)
-    printf("%u of them were patched without serializing the other cores after each store\n"
-           "(membarrier SYNC_CORE not available): single aligned stores only.\n", unsynced);
+    printf("%u of them were patched without serializing the other cores after each\n"
+           "store (membarrier SYNC_CORE not available): single aligned stores only.\n", unsynced);
   else if (!unknown)
-    printf("Each store into their code was followed by a serializing instruction on every\n"
-           "core running the program (membarrier SYNC_CORE).\n");
+    printf("Each store into their code was followed by a serializing instruction on\n"
+           "every core running the program (membarrier SYNC_CORE).\n");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!(f->unhooked_ns > 0)) continue;
-    char b[32], c[32], e[32];
+    char b[32], c[32], e[32], d[300];
     if (f->uncounted && p->ucalls_off)
-      printf("  %s: %s calls counted, unhooked %s after start; its later calls are counted\n"
-             "    for the whole process only, left out with --thread, --focus, --time-filter\n",
-             f->name, fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%s calls counted, unhooked %s after start; its later calls are counted\n"
+               "    for the whole process only, left out with --thread, --focus, --time-filter",
+               fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
     else if (f->uncounted)
-      printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
-             f->name, fmt_count(prof_all_calls(f), b, sizeof b),
-             fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
+      snprintf(d, sizeof d, "%s calls counted, unhooked %s after start, later calls%s not counted",
+               fmt_count(prof_all_calls(f), b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c),
+               f->ucalls ? " partly" : "");
     else
-      printf("  %s: %s calls, %s of them after it was unhooked %s after start\n", f->name,
-             fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
-             fmt_ns(f->unhooked_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%s calls, %s of them after it was unhooked %s after start",
+               fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
+               fmt_ns(f->unhooked_ns, c, sizeof c));
+    note_func(f->name, d);
   }
 }
 
@@ -120,28 +138,29 @@ static void report_throttled(const struct profile *p, const uint32_t *order, uin
   for (uint32_t k = 1; k < p->ndumps; k++)
     if (p->dumps[k].period != period) period = 0;
   if (period)
-    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md):\n"
-           "every call counted, but after their first calls only 1 in %llu timed, at random,\n"
-           "each standing for %llu: their times are estimates, their min and max those of the\n"
-           "timed calls.\n", count, count == 1 ? "" : "s", (unsigned long long)period,
-           (unsigned long long)period);
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE,\n"
+           "docs/runtime.md): every call counted, but after their first calls only 1 in\n"
+           "%llu timed, at random, each standing for %llu: their elapsed times are\n"
+           "estimates, their min and max those of the timed calls.\n", count,
+           count == 1 ? "" : "s", (unsigned long long)period, (unsigned long long)period);
   else
-    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
-           "were timed only for their first calls, then counted only; their later time is in\n"
-           "their callers' self. Their total, average, min and max cover the timed calls.\n",
-           count, count == 1 ? "" : "s");
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE,\n"
+           "docs/runtime.md) were timed only for their first calls, then counted only;\n"
+           "their later time is in their callers' self. Their total, average, min and\n"
+           "max cover the timed calls.\n", count, count == 1 ? "" : "s");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!f->throttled || f->unhooked_ns > 0) continue;
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[300];
     if (period)
-      printf("  %s: %u path%s, %s calls, 1 in %llu timed from %s after start\n", f->name,
-             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->calls, b, sizeof b),
-             (unsigned long long)period, fmt_ns(f->throttled_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%u path%s, %s calls, 1 in %llu timed from %s after start",
+               f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->calls, b, sizeof b),
+               (unsigned long long)period, fmt_ns(f->throttled_ns, c, sizeof c));
     else
-      printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
-             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
-             fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%u path%s, %s of %s calls timed, throttled from %s after start",
+               f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
+               fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+    note_func(f->name, d);
   }
 }
 
