@@ -523,8 +523,9 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   for (uint32_t r = 0; r < rt.nruns; r++) tot[r] = 0;
   for (uint32_t i = 0; i < p->nthreads; i++)
     if (p->threads[i].dump >= 0)
-      tot[p->threads[i].dump] += raw ? p->threads[i].nodes[0].t.incl_raw
-                                     : p->threads[i].nodes[0].t.incl;
+      tot[p->threads[i].dump] += rt.cpu ? prof_node_figure(p, &p->threads[i], 0, PROF_W_CPU, 1)
+                                 : raw ? p->threads[i].nodes[0].t.incl_raw
+                                       : p->threads[i].nodes[0].t.incl;
   struct run_stat all;
   runs_stat(tot, rt.nruns, &all);
   for (uint32_t k = 1; k < p->ndumps; k++)
@@ -549,14 +550,19 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   qsort(order, n, sizeof *order, cmp_runs);
 
   char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
-  printf("%u runs (one per dump), %u threads; time per run %s, spread %s (sd), %s to %s%s\n",
-         rt.nruns, p->nthreads, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
-         fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d), raw ? " (raw times)" : "");
-  printf("Per function: mean per run, sample standard deviation and range across runs\n"
-         "(self time), and the number of runs it appears in. self: exclusive time;\n"
-         "incl: inclusive time (outermost calls of a recursion); calls: mean per run.\n");
-  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), "self", "sd",
-         "min run", "max run", "incl", "sd", "calls", "runs", "function", disp_off());
+  const char *fig = rt.cpu ? "cpu" : "elapsed";
+  printf("%u runs, %u threads; %s per run %s, spread %s (sd), %s to %s%s\n", rt.nruns,
+         p->nthreads, fig, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
+         fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d),
+         raw && !rt.cpu ? " (raw)" : "");
+  printf("ranked by %s self: per function the mean per run, its sd and range; runs: how\n"
+         "many runs it appears in%s\n", fig,
+         rt.cpu ? " (every run sampled)" : p->node_samples ? " (not every run sampled)" : "");
+  char hs[16], hi[16];
+  snprintf(hs, sizeof hs, "%s self", rt.cpu ? "cpu" : "el.");
+  snprintf(hi, sizeof hi, "%s incl", rt.cpu ? "cpu" : "el.");
+  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), hs, "sd",
+         "min run", "max run", hi, "sd", "calls", "runs", "function", disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
@@ -712,7 +718,9 @@ int cmd_report(int argc, char **argv)
   if (!p) return 1;
   flt.raw = raw;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
-  display_default_width(80);
+  /* The flat profile fits 80 columns into a pipe or file; the tables of
+  ** several runs, samples and API calls are wider and keep whole names. */
+  if (!samples && !api && !(p->ndumps > 1 && !sum)) display_default_width(80);
   display_start(1);
   if (samples) {
     int rc = report_samples(p, limit);

@@ -137,7 +137,7 @@ static int write_csv(FILE *f, const struct profile *p)
 {
   struct run_table rt;
   int runs = p->ndumps > 1;
-  if (runs && runs_build(p, 0, &rt) != 0) {
+  if (runs && runs_build_fig(p, 0, 0, &rt) != 0) {     /* columns named _ns: elapsed */
     fprintf(stderr, "capprof: out of memory\n");
     return 1;
   }

@@ -492,7 +492,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
 static int write_flat_runs(FILE *f, const struct profile *p)
 {
   struct run_table rt;
-  if (runs_build(p, 0, &rt) != 0) return tool_error("out of memory");
+  if (runs_build_fig(p, 0, 0, &rt) != 0) return tool_error("out of memory");
   struct run_stat *st = malloc(((size_t)p->nfuncs * 3 + 1) * sizeof *st);
   double *tot = calloc(rt.nruns, sizeof *tot);
   if (!st || !tot) {
@@ -1164,7 +1164,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   int have_trees = 0, rc = 1;
   memset(&ra, 0, sizeof ra);
   memset(&rb, 0, sizeof rb);
-  if (runs_build(a, raw, &ra) != 0 || runs_build(b, raw, &rb) != 0) goto oom;
+  if (runs_build_fig(a, raw, 0, &ra) != 0 || runs_build_fig(b, raw, 0, &rb) != 0) goto oom;
   size_t nall = (size_t)a->nfuncs + b->nfuncs + 1;
   rows = calloc(nall, sizeof *rows);
   fv = malloc(nall * 3);
