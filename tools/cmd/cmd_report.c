@@ -211,8 +211,8 @@ static int cmp_funcs(const void *pa, const void *pb)
 /* What a column needs to print one function: totals for its shares. */
 struct col_ctx {
   const struct profile *p;
-  double cpu_self, cpu_incl;   /* totals the cpu shares divide (all functions) */
-  double el_self, el_incl;     /* the same for elapsed */
+  double cpu_self;             /* the total the cpu shares divide (all functions) */
+  double el_self;              /* the same for elapsed */
   double calls;
   int raw, *marks;
 };
@@ -220,7 +220,6 @@ struct col_ctx {
 struct column {
   const char *name;            /* header, and the --fields word ('-' for ' ') */
   int width;                   /* at least strlen(name) */
-  int needs_samples;           /* left out of the default when not sampled */
   /* The figure of f into buf. */
   const char *(*fmt)(const struct col_ctx *c, const struct prof_func *f, char *buf, size_t n);
 };
@@ -237,11 +236,11 @@ static double el_incl(const struct col_ctx *c, const struct prof_func *f)
 
 static const char *c_cpu_self_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
 {
-  return fmt_pct(prof_share(f->s.cpu_self, c->cpu_self), 1, b, n);
+  return fmt_pct(prof_share(prof_func_figure(c->p, f, PROF_W_CPU, 0), c->cpu_self), 1, b, n);
 }
 static const char *c_cpu_incl_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
 {
-  return fmt_pct(prof_share(f->s.cpu_incl, c->cpu_self), 1, b, n);
+  return fmt_pct(prof_share(prof_func_figure(c->p, f, PROF_W_CPU, 1), c->cpu_self), 1, b, n);
 }
 static const char *c_cpu_self(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
 {
@@ -303,22 +302,22 @@ static const char *c_incl_max(const struct col_ctx *c, const struct prof_func *f
 
 /* Every column report can show; docs/tool.md names them the same. */
 static const struct column columns[] = {
-  { "cpu self%", 9, 1, c_cpu_self_pct },
-  { "cpu incl%", 9, 1, c_cpu_incl_pct },
-  { "cpu self", 9, 1, c_cpu_self },
-  { "cpu incl", 9, 1, c_cpu_incl },
-  { "calls%", 6, 0, c_calls_pct },
-  { "calls", 10, 0, c_calls },
-  { "timed", 9, 0, c_timed },
-  { "elapsed self%", 13, 0, c_el_self_pct },
-  { "elapsed incl%", 13, 0, c_el_incl_pct },
-  { "elapsed self", 12, 0, c_el_self },
-  { "elapsed incl", 12, 0, c_el_incl },
-  { "self/call", 9, 0, c_self_call },
-  { "incl/call", 9, 0, c_incl_call },
-  { "incl min", 9, 0, c_incl_min },
-  { "incl max", 9, 0, c_incl_max },
-  { NULL, 0, 0, NULL },
+  { "cpu self%", 9, c_cpu_self_pct },
+  { "cpu incl%", 9, c_cpu_incl_pct },
+  { "cpu self", 9, c_cpu_self },
+  { "cpu incl", 9, c_cpu_incl },
+  { "calls%", 6, c_calls_pct },
+  { "calls", 10, c_calls },
+  { "timed", 9, c_timed },
+  { "elapsed self%", 13, c_el_self_pct },
+  { "elapsed incl%", 13, c_el_incl_pct },
+  { "elapsed self", 12, c_el_self },
+  { "elapsed incl", 12, c_el_incl },
+  { "self/call", 9, c_self_call },
+  { "incl/call", 9, c_incl_call },
+  { "incl min", 9, c_incl_min },
+  { "incl max", 9, c_incl_max },
+  { NULL, 0, NULL },
 };
 #define MAXCOLS 16
 
@@ -754,7 +753,7 @@ int cmd_report(int argc, char **argv)
   else ncols = default_cols(w, sampled, disp_width(), cols);
   uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
   if (!order) { prof_free(p); return tool_error("out of memory"); }
-  struct col_ctx cx = { p, 0, 0, 0, 0, 0, raw, NULL };
+  struct col_ctx cx = { p, 0, 0, 0, raw, NULL };
   uint64_t calls = 0;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
     if (prof_all_calls(&p->funcs[f]) == 0 && !p->funcs[f].s.self) continue; /* placeholders */
@@ -764,7 +763,7 @@ int cmd_report(int argc, char **argv)
   }
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
-    cx.cpu_self += f->s.cpu_self;
+    cx.cpu_self += prof_func_figure(p, f, PROF_W_CPU, 0);
     cx.el_self += raw ? f->t.excl_raw : f->t.excl;
   }
   cx.calls = (double)calls;
