@@ -144,7 +144,7 @@ def test_report(b):
     page = os.path.join(W, "report.html")
     run(CAPPROF, "export", "--format=html", "-o", page, dump)
     # What the tool itself says: the most-called function, and main -> sort in the tree.
-    top = run(CAPPROF, "report", "--sort=calls", "--limit", "1", dump).splitlines()[2]
+    top = run(CAPPROF, "report", "-q", "--sort=calls", "--limit", "1", dump).splitlines()[1]
     most_called = re.sub(r"\s+\(.*\)$", "", top).split()[-1]
     tree = run(CAPPROF, "tree", "--depth", "2", dump)
     sort_line = [ln for ln in tree.splitlines() if re.search(r"\d%    sort$", ln)]
@@ -158,8 +158,10 @@ def test_report(b):
     check(row.startswith(most_called + " "),
           "sorted by calls, the table starts with %s (got %r)" % (most_called, row))
     # the same rows and figures as 'capprof report --sort=calls'
-    lines = run(CAPPROF, "report", "--sort=calls", "--limit", "3", dump).splitlines()
-    want = [" ".join(ln.split()) for ln in lines[2:5]]
+    lines = run(CAPPROF, "report", "-q", "--width=0", "--sort=calls", "--limit", "3", "-F",
+                "elapsed-self%,elapsed-self,elapsed-incl,calls,self/call,incl/call,incl-min,incl-max",
+                dump).splitlines()
+    want = [" ".join(ln.split()) for ln in lines[1:4]]
     got = b.eval("""Array.prototype.slice.call(document.querySelectorAll('#flat tbody tr'), 0, 3)
       .map(function (tr) { return Array.prototype.map.call(tr.children, function (td) {
         return td.textContent; }).join(' ').replace(/\\s+/g, ' ').trim(); })""")
@@ -307,9 +309,9 @@ def test_sampled(b):
     page = os.path.join(W, "sampled.html")
     run(CAPPROF, "export", "--format=html", "-o", page, path)
     lines = run(CAPPROF, "report", "--limit", "1", path).splitlines()
-    head = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("self%")), None)
+    head = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("cpu self%")), None)
     top = re.sub(r"\s+\(.*$", "", lines[head + 1]).split()[-1] if head is not None else None
-    check(top is not None and any("Sorted by cpu self" in ln for ln in lines),
+    check(top is not None and any(ln.startswith("ranked by cpu") for ln in lines),
           "capprof report on the sampled dump is sorted by cpu self (%s)" % top)
     load(b, page)
     heads = b.eval("Array.prototype.map.call(document.querySelectorAll('#flat th'),"
@@ -319,7 +321,7 @@ def test_sampled(b):
     sorted_by = b.eval("(function () { var th = document.querySelector('#flat th.sorted');"
                        " return th ? th.dataset.key : ''; })()")
     first = re.sub(r"\s+\(.*$", "", first_row(b).strip())
-    check(sorted_by == "cpuself" and first == top,
+    check(sorted_by == "cpupct" and first == top,
           "sampled.html: sorted by cpu self, %r first as in capprof report (%r, %r)"
           % (top, sorted_by, first))
 

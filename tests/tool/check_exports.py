@@ -31,9 +31,11 @@ if kind == "json":
     d = json.load(open(path))
     if d["version"] != 2:
         fail("version is not 2")
+    if d.get("weight") not in ("cpu", "elapsed", "calls") or not d.get("weight_total", -1) >= 0:
+        fail("no weight or weight_total")
     funcs = {}
     for f in d["functions"]:
-        for k in ["id", "name", "module", "file", "line", "calls"] + TIMES:
+        for k in ["id", "name", "module", "file", "line", "calls", "weight_self", "weight_incl"] + TIMES:
             if k not in f:
                 fail(f"function lacks {k}: {f}")
         if f["id"] in funcs:
@@ -49,7 +51,8 @@ if kind == "json":
             fail(f"thread {t['tid']}: dump {t['dump']} not in dumps")
         ids = {}
         for n in t["nodes"]:
-            for k in ["id", "parent", "function", "name", "module", "calls"] + TIMES:
+            for k in ["id", "parent", "function", "name", "module", "calls", "weight_self",
+                      "weight_incl"] + TIMES:
                 if k not in n:
                     fail(f"node lacks {k}")
             # referential integrity: every id a node names resolves
@@ -97,14 +100,24 @@ elif kind == "speedscope":
             fail("unbalanced events")
 elif kind == "csv":
     rows = list(csv.reader(open(path, newline="")))
-    if rows[0][:5] != ["function", "module", "file", "line", "calls"]:
+    h = rows[0]
+    if h[:4] != ["function", "module", "file", "line"] or "calls" not in h or \
+            not re.fullmatch(r"(cpu|elapsed)_self_pct|calls_pct", h[4]) or \
+            not re.fullmatch(r"(cpu|elapsed|calls)_incl_pct", h[5]):
         fail(f"bad header {rows[0]}")
     if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):
         fail("ragged rows")
-    col = rows[0].index("self_ns")
-    selfs = [float(r[col]) for r in rows[1:]]
+    # sorted by the ranking figure's share, as report is; no share above 100
+    selfs = [float(r[4]) for r in rows[1:]]
     if selfs != sorted(selfs, reverse=True):
-        fail("rows not sorted by self_ns")
+        fail(f"rows not sorted by {h[4]}")
+    if any(not 0 <= float(r[c]) <= 100 for r in rows[1:] for c in (4, 5)):
+        fail("a share outside 0-100")
+    if h[4] == "elapsed_self_pct":
+        col = h.index("self_ns")
+        selfs = [float(r[col]) for r in rows[1:]]
+        if selfs != sorted(selfs, reverse=True):
+            fail("rows not sorted by self_ns")
 elif kind == "folded":
     lines = open(path).read().splitlines()
     if not lines:

@@ -9,11 +9,10 @@ fail() { echo "probe_note.sh: $*" >&2; exit 1; }
 "$GEN" probe.capprof probe
 "$GEN" small.capprof small
 "$CAPPROF" report probe.capprof > probe.txt
-grep -q '^probe cost: 2.00 ms of the 2.60 ms measured (76.9%) was the hooks' probe.txt ||
+sed -n 2p probe.txt | grep -q '^ranked by elapsed: 76.9% of the 2.60 ms measured was probe cost' ||
   fail "no probe note on a run that was 77 % probe: $(cat probe.txt)"
-grep -q 'CAPPROF_SAMPLE=time:250us' probe.txt || fail "the note does not name CAPPROF_SAMPLE"
 "$CAPPROF" report --raw probe.capprof > raw.txt
-! grep -q '^probe cost:' raw.txt || fail "probe note with --raw"
+! grep -q 'was probe cost' raw.txt || fail "probe note with --raw"
 "$CAPPROF" report small.capprof > small.txt
-! grep -q '^probe cost:' small.txt || fail "probe note on a run that was not mostly probe"
+! grep -q 'was probe cost' small.txt || fail "probe note on a run that was not mostly probe"
 echo "probe_note.sh: ok"

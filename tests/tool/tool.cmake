@@ -34,6 +34,17 @@ add_test(NAME tool_ui COMMAND sh ${TOOL_TESTS}/ui.sh $<TARGET_FILE:capprof_tool>
   ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER} $<TARGET_FILE:capprof>
   ${CMAKE_CURRENT_BINARY_DIR}/tool_ui)
 
+# Every view of one sampled run (default settings) against report's shares,
+# and report on a C++ dump fitted to 80 columns (views.py; skips, exit 77,
+# where nothing can sample).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND CMAKE_CXX_COMPILER AND NOT WIN32)
+  add_test(NAME tool_views COMMAND ${Python3_EXECUTABLE} ${TOOL_TESTS}/views.py
+    $<TARGET_FILE:capprof_tool> ${CMAKE_CXX_COMPILER} $<TARGET_FILE:capprof>
+    ${CMAKE_CURRENT_BINARY_DIR}/tool_views)
+  set_tests_properties(tool_views PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
 add_test(NAME tool_probe_note COMMAND sh ${TOOL_TESTS}/probe_note.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_probe_note)
 

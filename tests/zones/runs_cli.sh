@@ -14,7 +14,7 @@ cd "$work" || exit 1
 
 "$tool" report a.*.capprof >report.txt 2>warn.txt || fail "report exited with $?"
 cat report.txt warn.txt
-grep -q '^5 runs (one per dump), 5 threads; time per run 3.00 us, spread 1.58 us (sd), 1.00 us to 5.00 us$' \
+grep -q '^5 runs, 5 threads; elapsed per run 3.00 us, spread 1.58 us (sd), 1.00 us to 5.00 us$' \
   report.txt || fail "report header"
 # self = work - rare: 1000, 1400, 3000, 3400, 5000 ns: mean 2760, sd 1614.9
 grep -Eq '^ +2\.76 us +1\.61 us +1\.00 us +5\.00 us +3.00 us +1.58 us +2 +5/5 +work  \[zone\]$' report.txt ||

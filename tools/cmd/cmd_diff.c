@@ -16,6 +16,7 @@
 #include "export/export.h"
 #include "model/profile.h"
 #include "model/tool.h"
+#include "model/weight.h"
 
 static const char usage[] =
   "usage: capprof diff [options] BASE NEW\n"
@@ -29,10 +30,15 @@ static const char usage[] =
   "exceeds the run-to-run spread (real) or not (noise); that needs two runs\n"
   "or more on each side.\n"
   "\n"
-  "When both dumps were sampled, 'cpu self' is the change in the CPU time of\n"
-  "the samples with the program counter in the function (report --samples).\n"
+  "The first line names the figure compared. When both dumps have samples\n"
+  "charged to call paths (the default on Linux), 'cpu self' is the change in\n"
+  "report's cpu self and sorts by default; when only one has, the elapsed\n"
+  "times are compared and the line says why. Runs sampled without hooks\n"
+  "(capprof run --sample) compare the samples' program counters\n"
+  "(report --samples) in 'cpu self'.\n"
   "\n"
-  "  -s, --sort=KEY   self (default), incl, calls or cpu: the change to sort by\n"
+  "  -s, --sort=KEY   self, incl, calls or cpu: the change to sort by (default:\n"
+  "                   cpu when both runs were sampled, else self)\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "  -k, --keep-modules  match functions by name and module only: by default\n"
@@ -94,7 +100,7 @@ int cmd_diff(int argc, char **argv)
     { NULL, 0, NULL, 0 },
   };
   double limit = -1, max_nodes;
-  int raw = 0, c, sep = 0, keep = 0, html = 0;
+  int raw = 0, c, sep = 0, keep = 0, html = 0, sorted = 0;
   const char *out = NULL;
   sort_key = 0;
   opterr = 0;
@@ -109,6 +115,7 @@ int cmd_diff(int argc, char **argv)
       else if (!strcmp(optarg, "calls")) sort_key = 2;
       else if (!strcmp(optarg, "cpu")) sort_key = 3;
       else return 1 + tool_error("diff: --sort wants self, incl, calls or cpu, not '%s'", optarg);
+      sorted = 1;
       break;
     case 'n': if (tool_parse_num("diff", "--limit", optarg, 1e9, &limit)) return 2; break;
     case 'r': raw = 1; break;
@@ -169,6 +176,10 @@ int cmd_diff(int argc, char **argv)
     if (!of->synthetic && prof_lookup_in(b, a, g, keep) == PROF_NONE)
       rows[n++].base = of;
   }
+  /* The figure compared (model/weight.h): cpu when both runs have samples
+  ** charged to call paths, as report ranks each of them; else elapsed. */
+  int both = a->node_samples > 0 && b->node_samples > 0;
+  int one = (a->node_samples > 0) != (b->node_samples > 0);
   for (size_t i = 0; i < n; i++) {
     struct row *r = &rows[i];
     const struct prof_times none = { 0 }, *x = r->base ? &r->base->t : &none,
@@ -177,15 +188,29 @@ int cmd_diff(int argc, char **argv)
                  (double)(r->base ? prof_all_calls(r->base) : 0);
     r->d_incl = raw ? y->incl_raw - x->incl_raw : y->incl - x->incl;
     r->d_excl = raw ? y->excl_raw - x->excl_raw : y->excl - x->excl;
-    r->d_cpu = (r->new ? r->new->pc.cpu_self : 0) - (r->base ? r->base->pc.cpu_self : 0);
+    r->d_cpu = both ? (r->new ? prof_func_figure(b, r->new, PROF_W_CPU, 0) : 0) -
+                      (r->base ? prof_func_figure(a, r->base, PROF_W_CPU, 0) : 0)
+                    : (r->new ? r->new->pc.cpu_self : 0) - (r->base ? r->base->pc.cpu_self : 0);
   }
-  int cpu = a->pc_samples && b->pc_samples;
-  if (!cpu && (a->pc_samples || b->pc_samples))
-    tool_warn("diff: only %s was sampled: no CPU time column", a->pc_samples ? "BASE" : "NEW");
+  int pcs = a->pc_samples && b->pc_samples;
+  int cpu = both || pcs;
+  if (!sorted && both) sort_key = 3;
   if (sort_key == 3 && !cpu) sort_key = 0;
   qsort(rows, n, sizeof *rows, by_impact);
 
   display_start(1);
+  const char *how = raw ? "raw" : "probe cost subtracted";
+  if (both)
+    printf("compared by cpu: the samples' CPU time (cpu self), both runs sampled; self and\n"
+           "incl are elapsed\n");
+  else if (one)
+    printf("compared by elapsed (the hooks' wall time, %s):\n"
+           "only %s has samples charged to call paths%s\n", how,
+           a->node_samples > 0 ? "BASE" : "NEW",
+           pcs ? "; cpu self: the samples' program counters" : ", so CPU time is not compared");
+  else
+    printf("compared by elapsed (the hooks' wall time, %s)%s\n", how,
+           cpu ? "; cpu self: the samples' program counters" : "");
   if (cpu)
     printf("%s%14s %14s %8s %10s %8s %10s %8s  %10s %8s  %s%s\n", disp_on(DISP_HEADER),
            "calls before", "calls after", "change", "self", "change", "incl", "change",
@@ -207,9 +232,12 @@ int cmd_diff(int argc, char **argv)
            change(raw ? x->incl_raw : x->incl, raw ? y->incl_raw : y->incl, s7, sizeof s7));
     if (cpu) {
       char c1[48], c2[32];
+      double cb0 = !r->base ? 0 : both ? prof_func_figure(a, r->base, PROF_W_CPU, 0)
+                                       : r->base->pc.cpu_self;
+      double ca0 = !r->new ? 0 : both ? prof_func_figure(b, r->new, PROF_W_CPU, 0)
+                                      : r->new->pc.cpu_self;
       used += printf("%10s %8s  ", signed_ns(r->d_cpu, c1, sizeof c1),
-                     change(r->base ? r->base->pc.cpu_self : 0, r->new ? r->new->pc.cpu_self : 0,
-                            c2, sizeof c2));
+                     change(cb0, ca0, c2, sizeof c2));
     }
     disp_name(stdout, r->new ? r->new->name : r->base->name,
               r->new ? (r->base ? "" : "  [new]") : "  [gone]", (size_t)used);

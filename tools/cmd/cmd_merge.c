@@ -527,6 +527,19 @@ int cmd_merge(int argc, char **argv)
       return tool_error("merge: %s: the output would overwrite an input", out);
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
+  /* Which figure the merged dump ranks by (model/weight.h): cpu as soon as
+  ** one part has samples charged to call paths, so say when only some do. */
+  uint32_t sampled = 0;
+  for (uint32_t i = 0; i < p->ndumps; i++) {
+    int any = 0;
+    for (uint32_t k = 0; k < p->nthreads && !any; k++)
+      any = p->threads[k].dump == (int)i && p->threads[k].nnodes && p->threads[k].nodes[0].s_incl;
+    sampled += any != 0;
+  }
+  if (sampled && sampled < p->ndumps)
+    tool_warn("merge: %u of the %u dumps were sampled: the merged profile ranks by their CPU "
+              "time, which leaves the other runs out; --weight=elapsed compares them all",
+              sampled, p->ndumps);
   struct builder b = { 0 };
   b.d = calloc(1, sizeof *b.d);
   int rc = 0;

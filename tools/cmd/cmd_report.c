@@ -15,6 +15,7 @@
 #include "model/profile.h"
 #include "model/run_stats.h"
 #include "model/tool.h"
+#include "model/weight.h"
 #include "sym/symbols.h"
 
 static const char usage[] =
@@ -28,25 +29,29 @@ static const char usage[] =
   "run's self time); --sum adds the runs up instead.\n"
   "Zones begun and never ended, and other mismatches, are warned about.\n"
   "\n"
-  "Columns: self = exclusive time (in the function's own code), incl =\n"
-  "inclusive time (with its callees; a recursion counts its outermost calls),\n"
-  "self/call and incl/call = their means per call, incl min and incl max = the\n"
-  "inclusive time of the shortest and the longest single call.\n"
-  "When over half of the measured time was the hooks' own cost (subtracted),\n"
-  "a line under the header says how much: short functions' times are then\n"
-  "estimates, and CAPPROF_SAMPLE measures CPU time per call path instead.\n"
+  "Every line is ranked, coloured and shared by one figure (--weight): in a\n"
+  "sampled run (the default on Linux) cpu, the CPU time of the samples charged\n"
+  "to the function's call paths (time spent blocked is left out); otherwise\n"
+  "elapsed, the hooks' wall time, compensated for their own cost. The header\n"
+  "(two lines, none with -q) says which and what it leaves out.\n"
+  "\n"
+  "Columns (docs/tool.md; --fields picks them, comma-separated, '-' for a\n"
+  "space): cpu self%, cpu incl% (shares of all cpu), cpu self, cpu incl,\n"
+  "calls (exact), calls%, timed (calls the elapsed figures cover), elapsed\n"
+  "self%, elapsed incl%, elapsed self (exclusive), elapsed incl (inclusive;\n"
+  "a recursion counts its outermost calls), self/call, incl/call, incl min,\n"
+  "incl max (elapsed per call). By default as many as leave each name 40\n"
+  "columns of the width: the terminal's, or 80 when not a terminal.\n"
   "\n"
   "With --samples: the flat profile of a sampled run (CAPPROF_SAMPLE, capprof\n"
   "run --sample), per function: samples where the program counter was (self)\n"
   "and with the function anywhere on the sampled stack (incl).\n"
-  "When the dump has samples charged to call paths, the report adds each\n"
-  "function's CPU time from samples (cpu self, cpu incl) and cpu incl's share\n"
-  "of the elapsed incl time (cpu/incl). They count the program's own code\n"
-  "only: samples in capprof's hooks are left out (their number is shown), so\n"
-  "that cpu self needs no probe compensation; such a report is sorted by it.\n"
   "\n"
-  "  -s, --sort=KEY   self (default), incl, calls, avg (incl/call), max, cpu\n"
-  "                   (cpu self: the default for sampled runs) or name\n"
+  "  -s, --sort=KEY   self (default) or incl of the --weight figure, calls,\n"
+  "                   avg (incl/call), max, cpu (cpu self), elapsed (elapsed\n"
+  "                   self) or name\n"
+  "  -F, --fields=LIST  the columns, e.g. -F cpu-self%,calls,elapsed-incl\n"
+  "  -q, --quiet      no header above the column names\n"
   "  -n, --limit=N    show the first N functions\n"
   "  -r, --raw        uncompensated times\n"
   "      --sum        several DUMPs: one profile summing them, not statistics\n"
@@ -55,16 +60,33 @@ static const char usage[] =
   "                   library, summed over every DUMP given (a process tree)\n"
   "  -h, --help       this text\n";
 
+/* One function of the notes after the table: "  NAME: details" when it
+** fits the width, else NAME alone (cut to the width) and the details on
+** the next line. details may hold "\n    " continuations. */
+static void note_func(const char *name, const char *details)
+{
+  char buf[4096];
+  const char *s = disp_short_name(name, buf, sizeof buf);
+  size_t w = disp_width(), first = strcspn(details, "\n");
+  if (!w || 2 + strlen(s) + 2 + first <= w) {
+    printf("  %s: %s\n", s, details);
+    return;
+  }
+  fputs("  ", stdout);
+  disp_name(stdout, name, ":", 2);
+  printf("\n    %s\n", details);
+}
+
 /* The functions whose hooks were patched out (unhooking, docs/runtime.md). */
 static void report_unhooked(const struct profile *p, const uint32_t *order, uint32_t n,
                             uint32_t count)
 {
   if (!count) return;
-  printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched out of\n"
-         "the program (CAPPROF_UNHOOK, docs/runtime.md): their later calls are counted at\n"
-         "their entry, not timed, their time is in their callers' self, and samples in\n"
-         "their code are charged to them (cpu self). Where later calls were not counted,\n"
-         "calls is a lower bound.\n",
+  printf("\n[unhooked]: %u function%s very frequent and short had their hooks patched\n"
+         "out of the program (CAPPROF_UNHOOK, docs/runtime.md): their later calls are\n"
+         "counted at their entry, not timed, their elapsed time is in their callers'\n"
+         "self, and samples in their code are charged to them (cpu self). Where later\n"
+         "calls were not counted, calls is a lower bound.\n",
          count, count == 1 ? "" : "s");
   uint32_t unsynced = 0, unknown = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -74,27 +96,28 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
     unknown += f->sync_unknown && !f->unsynced;
   }
   if (unsynced)
-    printf("%u of them were patched without serializing the other cores after each store\n"
-           "(membarrier SYNC_CORE not available): single aligned stores only.\n", unsynced);
+    printf("%u of them were patched without serializing the other cores after each\n"
+           "store (membarrier SYNC_CORE not available): single aligned stores only.\n", unsynced);
   else if (!unknown)
-    printf("Each store into their code was followed by a serializing instruction on every\n"
-           "core running the program (membarrier SYNC_CORE).\n");
+    printf("Each store into their code was followed by a serializing instruction on\n"
+           "every core running the program (membarrier SYNC_CORE).\n");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!(f->unhooked_ns > 0)) continue;
-    char b[32], c[32], e[32];
+    char b[32], c[32], e[32], d[300];
     if (f->uncounted && p->ucalls_off)
-      printf("  %s: %s calls counted, unhooked %s after start; its later calls are counted\n"
-             "    for the whole process only, left out with --thread, --focus, --time-filter\n",
-             f->name, fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%s calls counted, unhooked %s after start; its later calls are counted\n"
+               "    for the whole process only, left out with --thread, --focus, --time-filter",
+               fmt_count(f->calls, b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c));
     else if (f->uncounted)
-      printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
-             f->name, fmt_count(prof_all_calls(f), b, sizeof b),
-             fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
+      snprintf(d, sizeof d, "%s calls counted, unhooked %s after start, later calls%s not counted",
+               fmt_count(prof_all_calls(f), b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c),
+               f->ucalls ? " partly" : "");
     else
-      printf("  %s: %s calls, %s of them after it was unhooked %s after start\n", f->name,
-             fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
-             fmt_ns(f->unhooked_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%s calls, %s of them after it was unhooked %s after start",
+               fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),
+               fmt_ns(f->unhooked_ns, c, sizeof c));
+    note_func(f->name, d);
   }
 }
 
@@ -115,35 +138,40 @@ static void report_throttled(const struct profile *p, const uint32_t *order, uin
   for (uint32_t k = 1; k < p->ndumps; k++)
     if (p->dumps[k].period != period) period = 0;
   if (period)
-    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md):\n"
-           "every call counted, but after their first calls only 1 in %llu timed, at random,\n"
-           "each standing for %llu: their times are estimates, their min and max those of the\n"
-           "timed calls.\n", count, count == 1 ? "" : "s", (unsigned long long)period,
-           (unsigned long long)period);
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE,\n"
+           "docs/runtime.md): every call counted, but after their first calls only 1 in\n"
+           "%llu timed, at random, each standing for %llu: their elapsed times are\n"
+           "estimates, their min and max those of the timed calls.\n", count,
+           count == 1 ? "" : "s", (unsigned long long)period, (unsigned long long)period);
   else
-    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE, docs/runtime.md)\n"
-           "were timed only for their first calls, then counted only; their later time is in\n"
-           "their callers' self. Their total, average, min and max cover the timed calls.\n",
-           count, count == 1 ? "" : "s");
+    printf("\n[throttled]: %u function%s very frequent and short (CAPPROF_THROTTLE,\n"
+           "docs/runtime.md) were timed only for their first calls, then counted only;\n"
+           "their later time is in their callers' self. Their total, average, min and\n"
+           "max cover the timed calls.\n", count, count == 1 ? "" : "s");
   for (uint32_t i = 0; i < n; i++) {
     const struct prof_func *f = &p->funcs[order[i]];
     if (!f->throttled || f->unhooked_ns > 0) continue;
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[300];
     if (period)
-      printf("  %s: %u path%s, %s calls, 1 in %llu timed from %s after start\n", f->name,
-             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->calls, b, sizeof b),
-             (unsigned long long)period, fmt_ns(f->throttled_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%u path%s, %s calls, 1 in %llu timed from %s after start",
+               f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->calls, b, sizeof b),
+               (unsigned long long)period, fmt_ns(f->throttled_ns, c, sizeof c));
     else
-      printf("  %s: %u path%s, %s of %s calls timed, throttled from %s after start\n", f->name,
-             f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
-             fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+      snprintf(d, sizeof d, "%u path%s, %s of %s calls timed, throttled from %s after start",
+               f->throttled, f->throttled == 1 ? "" : "s", fmt_count(f->timed, a, sizeof a),
+               fmt_count(f->calls, b, sizeof b), fmt_ns(f->throttled_ns, c, sizeof c));
+    note_func(f->name, d);
   }
 }
 
-/* --sort names and the key each stands for ("total" is the old name of incl). */
+/* --sort names and the key each stands for ("total" is the old name of
+** incl). self and incl are the ranking figure's (--weight); cpu is cpu self
+** and elapsed elapsed self whatever ranks. */
+enum { K_SELF, K_INCL, K_CALLS, K_AVG, K_MAX, K_NAME, K_CPU, K_ELAPSED };
 static const struct { const char *name; int key; } sort_keys[] = {
-  { "self", 0 }, { "incl", 1 }, { "total", 1 }, { "calls", 2 }, { "avg", 3 }, { "max", 4 },
-  { "name", 5 }, { "cpu", 6 }, { NULL, 0 },
+  { "self", K_SELF }, { "incl", K_INCL }, { "total", K_INCL }, { "calls", K_CALLS },
+  { "avg", K_AVG }, { "max", K_MAX }, { "name", K_NAME }, { "cpu", K_CPU },
+  { "elapsed", K_ELAPSED }, { NULL, 0 },
 };
 
 static const struct profile *sort_prof;
@@ -161,16 +189,204 @@ static int cmp_funcs(const void *pa, const void *pb)
   const struct prof_func *b = &sort_prof->funcs[*(const uint32_t *)pb];
   double x = 0, y = 0;
   switch (sort_key) {
-  case 0: x = sort_raw ? a->t.excl_raw : a->t.excl; y = sort_raw ? b->t.excl_raw : b->t.excl; break;
-  case 1: x = sort_raw ? a->t.incl_raw : a->t.incl; y = sort_raw ? b->t.incl_raw : b->t.incl; break;
-  case 2: x = (double)a->calls; y = (double)b->calls; break;
-  case 3: x = avg(a, sort_raw); y = avg(b, sort_raw); break;
-  case 4: x = sort_raw ? a->t.max_raw : a->t.max; y = sort_raw ? b->t.max_raw : b->t.max; break;
-  case 6: x = a->s.cpu_self; y = b->s.cpu_self; break;
+  case K_SELF:
+    x = prof_func_self(sort_prof, a); y = prof_func_self(sort_prof, b);
+    if (x == y) { x = prof_func_incl(sort_prof, a); y = prof_func_incl(sort_prof, b); }
+    break;
+  case K_INCL: x = prof_func_incl(sort_prof, a); y = prof_func_incl(sort_prof, b); break;
+  case K_CALLS: x = (double)prof_all_calls(a); y = (double)prof_all_calls(b); break;
+  case K_AVG: x = avg(a, sort_raw); y = avg(b, sort_raw); break;
+  case K_MAX: x = sort_raw ? a->t.max_raw : a->t.max; y = sort_raw ? b->t.max_raw : b->t.max; break;
+  case K_CPU: x = a->s.cpu_self; y = b->s.cpu_self; break;
+  case K_ELAPSED:
+    x = sort_raw ? a->t.excl_raw : a->t.excl; y = sort_raw ? b->t.excl_raw : b->t.excl; break;
   default: break;
   }
   if (x != y) return x < y ? 1 : -1;
   return strcmp(a->name, b->name);
+}
+
+/* ---- the flat profile's columns ---------------------------------------------- */
+
+/* What a column needs to print one function: totals for its shares. */
+struct col_ctx {
+  const struct profile *p;
+  double cpu_self;             /* the total the cpu shares divide (all functions) */
+  double el_self;              /* the same for elapsed */
+  double calls;
+  int raw, *marks;
+};
+
+struct column {
+  const char *name;            /* header, and the --fields word ('-' for ' ') */
+  int width;                   /* at least strlen(name) */
+  /* The figure of f into buf. */
+  const char *(*fmt)(const struct col_ctx *c, const struct prof_func *f, char *buf, size_t n);
+};
+
+static double el_self(const struct col_ctx *c, const struct prof_func *f)
+{
+  return c->raw ? f->t.excl_raw : f->t.excl;
+}
+
+static double el_incl(const struct col_ctx *c, const struct prof_func *f)
+{
+  return c->raw ? f->t.incl_raw : f->t.incl;
+}
+
+static const char *c_cpu_self_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_pct(prof_share(prof_func_figure(c->p, f, PROF_W_CPU, 0), c->cpu_self), 1, b, n);
+}
+static const char *c_cpu_incl_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_pct(prof_share(prof_func_figure(c->p, f, PROF_W_CPU, 1), c->cpu_self), 1, b, n);
+}
+static const char *c_cpu_self(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  (void)c;
+  return fmt_ns(f->s.cpu_self, b, n);
+}
+static const char *c_cpu_incl(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  (void)c;
+  return fmt_ns(f->s.cpu_incl, b, n);
+}
+static const char *c_calls(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  (void)c;
+  return fmt_count(prof_all_calls(f), b, n);
+}
+static const char *c_calls_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_pct(prof_share((double)prof_all_calls(f), c->calls), 1, b, n);
+}
+static const char *c_timed(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  (void)c;
+  return fmt_count(f->timed, b, n);
+}
+static const char *c_el_self_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_pct(prof_share(el_self(c, f), c->el_self), 1, b, n);
+}
+static const char *c_el_incl_pct(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_pct(prof_share(el_incl(c, f), c->el_self), 1, b, n);
+}
+static const char *c_el_self(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return prof_fmt_ns_basis(f->t.excl, f->t.excl_raw, prof_excl_basis(&f->t), c->raw, c->marks, b, n);
+}
+static const char *c_el_incl(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return prof_fmt_ns(f->t.incl, f->t.incl_raw, c->raw, c->marks, b, n);
+}
+static const char *c_self_call(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return prof_fmt_ns_basis(prof_per_call(f->t.excl, f->timed), prof_per_call(f->t.excl_raw, f->timed),
+                           prof_per_call(prof_excl_basis(&f->t), f->timed), c->raw, NULL, b, n);
+}
+static const char *c_incl_call(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return prof_fmt_ns(avg(f, 0), avg(f, 1), c->raw, NULL, b, n);
+}
+static const char *c_incl_min(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_ns(c->raw ? f->t.min_raw : f->t.min, b, n);
+}
+static const char *c_incl_max(const struct col_ctx *c, const struct prof_func *f, char *b, size_t n)
+{
+  return fmt_ns(c->raw ? f->t.max_raw : f->t.max, b, n);
+}
+
+/* Every column report can show; docs/tool.md names them the same. */
+static const struct column columns[] = {
+  { "cpu self%", 9, c_cpu_self_pct },
+  { "cpu incl%", 9, c_cpu_incl_pct },
+  { "cpu self", 9, c_cpu_self },
+  { "cpu incl", 9, c_cpu_incl },
+  { "calls%", 6, c_calls_pct },
+  { "calls", 10, c_calls },
+  { "timed", 9, c_timed },
+  { "elapsed self%", 13, c_el_self_pct },
+  { "elapsed incl%", 13, c_el_incl_pct },
+  { "elapsed self", 12, c_el_self },
+  { "elapsed incl", 12, c_el_incl },
+  { "self/call", 9, c_self_call },
+  { "incl/call", 9, c_incl_call },
+  { "incl min", 9, c_incl_min },
+  { "incl max", 9, c_incl_max },
+  { NULL, 0, NULL },
+};
+#define MAXCOLS 16
+
+static int col_find(const char *name, size_t len)
+{
+  for (int i = 0; columns[i].name; i++) {
+    const char *c = columns[i].name;
+    if (strlen(c) != len) continue;
+    size_t k = 0;
+    while (k < len && (c[k] == name[k] || (c[k] == ' ' && (name[k] == '-' || name[k] == '_')))) k++;
+    if (k == len) return i;
+  }
+  return -1;
+}
+
+/* The default columns for the ranking figure, most wanted first: as many as
+** leave the name 40 columns of the width (all of them with no width). */
+static int default_cols(enum prof_weight w, int sampled, size_t width, int *out)
+{
+  static const char *const cpu[] = { "cpu self%", "cpu incl%", "calls", "elapsed incl",
+                                     "cpu self", "cpu incl", "elapsed self", "timed", NULL };
+  static const char *const el[] = { "elapsed self%", "elapsed incl", "calls", "elapsed self",
+                                    "elapsed incl%", "self/call", "incl/call", "incl min",
+                                    "incl max", "timed", NULL };
+  static const char *const el_s[] = { "elapsed self%", "elapsed incl", "calls", "cpu self%",
+                                      "elapsed self", "cpu self", "self/call", "incl/call",
+                                      "timed", NULL };
+  static const char *const ca[] = { "calls%", "calls", "elapsed incl", "elapsed self",
+                                    "timed", NULL };
+  static const char *const ca_s[] = { "calls%", "calls", "cpu self%", "elapsed incl",
+                                      "cpu self", "timed", NULL };
+  const char *const *list = w == PROF_W_CPU ? cpu
+                            : w == PROF_W_CALLS ? (sampled ? ca_s : ca)
+                            : sampled ? el_s : el;
+  int n = 0;
+  size_t used = 2;                       /* the two spaces before the name */
+  for (int i = 0; list[i] && n < MAXCOLS; i++) {
+    int c = col_find(list[i], strlen(list[i]));
+    size_t need = (size_t)columns[c].width + (n ? 1 : 0);
+    if (width && n >= 2 && used + need + 40 > width) break;
+    used += need;
+    out[n++] = c;
+  }
+  return n;
+}
+
+/* --fields: comma-separated column names ('-' or '_' for a space). Returns
+** how many, or -1 after an error line. */
+static int parse_fields(const char *arg, int *out)
+{
+  int n = 0;
+  for (const char *s = arg; *s;) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    int c = col_find(s, len);
+    if (c < 0 || n == MAXCOLS) {
+      char names[400] = "";
+      for (int i = 0; columns[i].name; i++) {
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", columns[i].name);
+      }
+      for (char *q = names; *q; q++) if (*q == ' ') *q = '-';
+      tool_error("report: --fields: no column '%.*s' (columns: %s)", (int)len, s, names);
+      return -1;
+    }
+    out[n++] = c;
+    s += len + (e != NULL);
+  }
+  return n;
 }
 
 /* Warnings about mismatched zones, after the report (stderr). */
@@ -306,8 +522,9 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   for (uint32_t r = 0; r < rt.nruns; r++) tot[r] = 0;
   for (uint32_t i = 0; i < p->nthreads; i++)
     if (p->threads[i].dump >= 0)
-      tot[p->threads[i].dump] += raw ? p->threads[i].nodes[0].t.incl_raw
-                                     : p->threads[i].nodes[0].t.incl;
+      tot[p->threads[i].dump] += rt.cpu ? prof_node_figure(p, &p->threads[i], 0, PROF_W_CPU, 1)
+                                 : raw ? p->threads[i].nodes[0].t.incl_raw
+                                       : p->threads[i].nodes[0].t.incl;
   struct run_stat all;
   runs_stat(tot, rt.nruns, &all);
   for (uint32_t k = 1; k < p->ndumps; k++)
@@ -332,14 +549,19 @@ static int report_runs(const struct profile *p, int key, int raw, double limit)
   qsort(order, n, sizeof *order, cmp_runs);
 
   char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
-  printf("%u runs (one per dump), %u threads; time per run %s, spread %s (sd), %s to %s%s\n",
-         rt.nruns, p->nthreads, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
-         fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d), raw ? " (raw times)" : "");
-  printf("Per function: mean per run, sample standard deviation and range across runs\n"
-         "(self time), and the number of runs it appears in. self: exclusive time;\n"
-         "incl: inclusive time (outermost calls of a recursion); calls: mean per run.\n");
-  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), "self", "sd",
-         "min run", "max run", "incl", "sd", "calls", "runs", "function", disp_off());
+  const char *fig = rt.cpu ? "cpu" : "elapsed";
+  printf("%u runs, %u threads; %s per run %s, spread %s (sd), %s to %s%s\n", rt.nruns,
+         p->nthreads, fig, fmt_ns(all.mean, a, sizeof a), fmt_ns(all.sd, b, sizeof b),
+         fmt_ns(all.min, c, sizeof c), fmt_ns(all.max, d, sizeof d),
+         raw && !rt.cpu ? " (raw)" : "");
+  printf("ranked by %s self: per function the mean per run, its sd and range; runs: how\n"
+         "many runs it appears in%s\n", fig,
+         rt.cpu ? " (every run sampled)" : p->node_samples ? " (not every run sampled)" : "");
+  char hs[16], hi[16];
+  snprintf(hs, sizeof hs, "%s self", rt.cpu ? "cpu" : "el.");
+  snprintf(hi, sizeof hi, "%s incl", rt.cpu ? "cpu" : "el.");
+  printf("%s%10s %9s %10s %10s %10s %9s %12s %5s  %s%s\n", disp_on(DISP_HEADER), hs, "sd",
+         "min run", "max run", hi, "sd", "calls", "runs", "function", disp_off());
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     uint32_t f = order[i];
     const struct run_stat *s = &st[f * 3];
@@ -451,15 +673,18 @@ int cmd_report(int argc, char **argv)
     { "sum", no_argument, NULL, 'S' },
     { "samples", no_argument, NULL, 'P' },
     { "api", no_argument, NULL, 'A' },
+    { "fields", required_argument, NULL, 'F' },
+    { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   double limit = -1;
-  int raw = 0, key = 0, sum = 0, api = 0, sorted = 0, samples = 0, c;
+  int raw = 0, key = K_SELF, sum = 0, api = 0, sorted = 0, samples = 0, quiet = 0, c;
+  int fields[MAXCOLS], nfields = 0;
   struct filter flt = { 0 };
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":s:n:rht:", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":s:n:rhqt:F:", longopts, NULL)) != -1) {
     int fo = filter_option("report", c, optarg, &flt);
     if (fo < 0) return 2;
     if (fo) continue;
@@ -467,8 +692,8 @@ int cmd_report(int argc, char **argv)
     case 's':
       for (key = 0; sort_keys[key].name && strcmp(sort_keys[key].name, optarg); key++) {}
       if (!sort_keys[key].name)
-        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max, cpu or name, "
-                              "not '%s'", optarg);
+        return 1 + tool_error("report: --sort wants self, incl, calls, avg, max, cpu, elapsed "
+                              "or name, not '%s'", optarg);
       key = sort_keys[key].key;
       sorted = 1;
       break;
@@ -477,6 +702,11 @@ int cmd_report(int argc, char **argv)
     case 'S': sum = 1; break;
     case 'P': samples = 1; break;
     case 'A': api = 1; break;
+    case 'q': quiet = 1; break;
+    case 'F':
+      nfields = parse_fields(optarg, fields);
+      if (nfields <= 0) return 2;
+      break;
     case 'h': fputs(usage, stdout); fputs(filter_help, stdout); fputs(display_help, stdout); return 0;
     default: return tool_bad_option("report", argv, c);
     }
@@ -487,6 +717,9 @@ int cmd_report(int argc, char **argv)
   if (!p) return 1;
   flt.raw = raw;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
+  /* The flat profile fits 80 columns into a pipe or file; the tables of
+  ** several runs, samples and API calls are wider and keep whole names. */
+  if (!samples && !api && !(p->ndumps > 1 && !sum)) display_default_width(80);
   display_start(1);
   if (samples) {
     int rc = report_samples(p, limit);
@@ -500,7 +733,7 @@ int cmd_report(int argc, char **argv)
     return rc;
   }
   if (p->ndumps > 1 && !sum) {
-    if (key == 6) {
+    if (key == K_CPU) {
       prof_free(p);
       return 1 + tool_error("report: --sort=cpu needs one dump or --sum");
     }
@@ -510,97 +743,90 @@ int cmd_report(int argc, char **argv)
     prof_free(p);
     return rc;
   }
-  /* A sampled run ranks by the program's own CPU time (cpu self): it needs
-  ** no probe compensation, which latency-bound callers of short functions
-  ** defeat (docs/tool.md, "Samples"). */
-  if (!sorted && p->node_samples > 0) key = 6;
+  /* Every figure ranks by the profile's weight (model/weight.h): a sampled
+  ** run's CPU time from the samples by default, which needs no probe
+  ** compensation (docs/tool.md, "The profile model"). */
+  enum prof_weight w = prof_weight_of(p);
+  int sampled = p->node_samples > 0;
+  int cols[MAXCOLS], ncols = nfields;
+  if (nfields) memcpy(cols, fields, sizeof cols);
+  else ncols = default_cols(w, sampled, disp_width(), cols);
   uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order), n = 0;
   if (!order) { prof_free(p); return tool_error("out of memory"); }
-  double total = 0;
+  struct col_ctx cx = { p, 0, 0, 0, raw, NULL };
   uint64_t calls = 0;
-  for (uint32_t i = 0; i < p->nthreads; i++)
-    total += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
   for (uint32_t f = 0; f < p->nfuncs; f++) {
-    if (prof_all_calls(&p->funcs[f]) == 0) continue;   /* placeholders, filtered out */
+    if (prof_all_calls(&p->funcs[f]) == 0 && !p->funcs[f].s.self) continue; /* placeholders */
     if (p->funcs[f].synthetic && !strcmp(p->funcs[f].name, "[root]")) continue;
     calls = cpd_sat_add(calls, prof_all_calls(&p->funcs[f]));
     order[n++] = f;
   }
+  for (uint32_t i = 0; i < n; i++) {
+    const struct prof_func *f = &p->funcs[order[i]];
+    cx.cpu_self += prof_func_figure(p, f, PROF_W_CPU, 0);
+    cx.el_self += raw ? f->t.excl_raw : f->t.excl;
+  }
+  cx.calls = (double)calls;
+  double total = prof_weight_total(p);
   sort_prof = p;
   sort_key = key;
   sort_raw = raw;
   qsort(order, n, sizeof *order, cmp_funcs);
 
-  char a[40], b[40], d[40], e[40], g[40], h[40], k[40], m[40];
+  char a[40], b[40], d[40], e[40];
   int marks = 0;
-  printf("%u dump%s, %u thread%s, %s calls, %s%s\n", p->ndumps, p->ndumps == 1 ? "" : "s",
-         p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a),
-         fmt_ns(total, b, sizeof b), raw ? " (raw times)" : ", probe cost subtracted");
-  int cpu = p->node_samples > 0;
-  if (!cpu && !raw) samples_refused(stdout, p);
-  /* A run whose measured time was mostly (over half) the hooks' own: its
-  ** times rest on the compensation's model as much as on the measurement
-  ** (docs/tool.md). */
-  double measured = 0, subtracted = 0;
-  double share = raw || cpu ? 0 : prof_probe_share(p, &measured, &subtracted);
-  if (share > 0.5) {
-    char x[40], y[40], z[40];
-    printf("probe cost: %s of the %s measured (%s) was the hooks' own and is subtracted:\n"
-           "  short functions' times are estimates; CAPPROF_SAMPLE=time:250us measures the\n"
-           "  CPU time of each call path instead (docs/tool.md, \"Measuring the probe\").\n",
-           fmt_ns(subtracted, x, sizeof x), fmt_ns(measured, y, sizeof y),
-           fmt_pct(share, 1, z, sizeof z));
+  if (!quiet) {
+    double elapsed = 0;
+    for (uint32_t i = 0; i < p->nthreads; i++)
+      if (!p->threads[i].sampled)
+        elapsed += raw ? p->threads[i].nodes[0].t.incl_raw : p->threads[i].nodes[0].t.incl;
+    printf("%u dump%s, %u thread%s, %s calls; ", p->ndumps, p->ndumps == 1 ? "" : "s",
+           p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a));
+    if (sampled)
+      printf("cpu %s (%s samples), ", fmt_ns(cx.cpu_self, b, sizeof b),
+             fmt_count(p->node_samples, d, sizeof d));
+    printf("elapsed %s", fmt_ns(elapsed, e, sizeof e));
+    putchar('\n');
+    char line[300];
+    prof_weight_line(p, line, sizeof line);
+    /* A run whose measured time was mostly (over half) the hooks' own: its
+    ** elapsed times rest on the compensation's model as much as on the
+    ** measurement (docs/tool.md, "Measuring the probe"). */
+    double measured = 0, subtracted = 0;
+    double share = raw || sampled ? 0 : prof_probe_share(p, &measured, &subtracted);
+    if (share > 0.5) {
+      char x[40], y[40];
+      snprintf(line, sizeof line, "ranked by elapsed: %s of the %s measured was probe cost "
+               "(subtracted)", fmt_pct(share, 1, x, sizeof x), fmt_ns(measured, y, sizeof y));
+    }
+    disp_line(stdout, line);
+    for (uint32_t i = 0; !sampled && i < p->ndumps; i++) {
+      const struct cpd_sample_session *ss = cpd_process_sampling(p->dumps[i].d);
+      if (ss && (ss->flags & CPD_SS_F_FAILED)) {
+        printf("sampling did not run: %s\n", ss->note);
+        break;
+      }
+    }
   }
-  double cpu_total = 0;                  /* the program's own CPU time, all functions */
-  for (uint32_t i = 0; i < n; i++) cpu_total += p->funcs[order[i]].s.cpu_self;
-  if (cpu) {
-    char x[40], y[40];
-    printf("cpu self, cpu incl: CPU time of the program's own code from the samples charged\n"
-           "to the function's call paths (samples x interval; %s samples, %s, were in\n"
-           "capprof's hooks and are left out); cpu%%: cpu self's share of all; cpu/incl:\n"
-           "cpu incl as a share of incl.\n"
-           "%s%s",
-           fmt_count(p->probe_samples, x, sizeof x),
-           fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
-                   sizeof y), key == 6 ? "Sorted by cpu self" : "",
-           key == 6 ? (sorted ? ".\n" : " (--sort=self: by the hooks' times).\n") : "");
-    fputs(prof_probe_note(p), stdout);
-  }
-  if (cpu)
-    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %6s %10s %10s %8s  %s%s\n",
-           disp_on(DISP_HEADER), "self%", "self", "incl", "calls", "self/call", "incl/call",
-           "incl min", "incl max", "cpu%", "cpu self", "cpu incl", "cpu/incl", "function",
-           disp_off());
-  else
-    printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %s%s\n", disp_on(DISP_HEADER), "self%",
-           "self", "incl", "calls", "self/call", "incl/call", "incl min", "incl max", "function",
-           disp_off());
+  fputs(disp_on(DISP_HEADER), stdout);
+  for (int c = 0; c < ncols; c++)
+    printf("%s%*s", c ? " " : "", columns[cols[c]].width, columns[cols[c]].name);
+  printf("  function%s\n", disp_off());
+  cx.marks = &marks;
   for (uint32_t i = 0; i < n && (limit < 0 || i < limit); i++) {
     const struct prof_func *f = &p->funcs[order[i]];
-    double self = raw ? f->t.excl_raw : f->t.excl;
-    int hot = disp_pct_kind(self, total);
-    printf("%s%6s%s", hot < 0 ? "" : disp_on(hot), fmt_pct(self, total, a, sizeof a),
-           hot < 0 ? "" : disp_off());
-    int used = 6 + printf(" %10s %10s %12s %10s %10s %10s %10s  ",
-                          prof_fmt_ns_basis(f->t.excl, f->t.excl_raw, prof_excl_basis(&f->t), raw,
-                                            &marks, b, sizeof b),
-                          prof_fmt_ns(f->t.incl, f->t.incl_raw, raw, &marks, d, sizeof d),
-                          fmt_count(prof_all_calls(f), e, sizeof e),
-                          prof_fmt_ns_basis(prof_per_call(f->t.excl, f->timed),
-                                            prof_per_call(f->t.excl_raw, f->timed),
-                                            prof_per_call(prof_excl_basis(&f->t), f->timed), raw,
-                                            NULL, m, sizeof m),
-                          prof_fmt_ns(avg(f, 0), avg(f, 1), raw, NULL, g, sizeof g),
-                          fmt_ns(raw ? f->t.min_raw : f->t.min, h, sizeof h),
-                          fmt_ns(raw ? f->t.max_raw : f->t.max, k, sizeof k));
-    if (cpu) {
-      char x[32], y[32], z[32];
-      char w[32];
-      used += printf("%6s %10s %10s %8s  ", fmt_pct(f->s.cpu_self, cpu_total, w, sizeof w),
-                     fmt_ns(f->s.cpu_self, x, sizeof x),
-                     fmt_ns(f->s.cpu_incl, y, sizeof y),
-                     fmt_pct(f->s.cpu_incl, raw ? f->t.incl_raw : f->t.incl, z, sizeof z));
+    int used = 0;
+    for (int c = 0; c < ncols; c++) {
+      char v[48];
+      const char *txt = columns[cols[c]].fmt(&cx, f, v, sizeof v);
+      int hot = c == 0 ? disp_pct_kind(prof_func_self(p, f), total) : -1;
+      if (c) { putchar(' '); used++; }
+      int wd = columns[cols[c]].width;
+      printf("%s%*s%s", hot < 0 ? "" : disp_on(hot), wd, txt, hot < 0 ? "" : disp_off());
+      used += (int)strlen(txt) > wd ? (int)strlen(txt) : wd;
     }
+    fputs("  ", stdout);
+    used += 2;
     char where[600] = "";
     if (f->zone) snprintf(where, sizeof where, "  [zone]");
     else if (f->file) snprintf(where, sizeof where, "  (%s:%u)", sym_base_name(f->file), f->line);

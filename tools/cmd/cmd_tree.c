@@ -14,28 +14,30 @@
 #include "model/filter.h"
 #include "model/profile.h"
 #include "model/tool.h"
+#include "model/weight.h"
 #include "sym/symbols.h"
 
 static const char usage[] =
   "usage: capprof tree [options] DUMP...\n"
   "\n"
   "The call tree of each thread: one line per call path, children sorted by\n"
-  "inclusive time. Times have the probe overhead subtracted unless --raw.\n"
-  "Columns: incl = inclusive time (with callees), self = exclusive time,\n"
-  "incl/call and self/call = their means per call, incl min and incl max = the\n"
-  "inclusive time of the shortest and the longest single call, incl% = incl as\n"
-  "a share of the thread's total.\n"
-  "\n"
-  "When the dump has samples (CAPPROF_SAMPLE), each path also shows its\n"
-  "samples and cpu incl (their CPU time, samples x interval, with callees; the\n"
-  "program's own code only, samples in capprof's hooks are left out) and\n"
-  "cpu/incl (cpu incl as a share of incl). A thread without hooks shows the\n"
+  "the inclusive figure the profile ranks by (--weight: cpu from the samples\n"
+  "in a sampled run, else elapsed). Elapsed times have the probe overhead\n"
+  "subtracted unless --raw.\n"
+  "Columns: calls (exact), incl = elapsed inclusive time (with callees), self\n"
+  "= elapsed exclusive time, incl/call and self/call = their means per timed\n"
+  "call, incl min and incl max = the inclusive time of the shortest and the\n"
+  "longest single call; with samples, samples and cpu incl (their CPU time,\n"
+  "samples x interval, with callees; samples in capprof's hooks are left\n"
+  "out); last the ranking figure's inclusive share of the thread's total\n"
+  "(cpu incl%, elapsed incl% or calls%). A thread without hooks shows the\n"
   "call tree of its sampled stacks instead, with CPU times from samples.\n"
   "\n"
   "  -m, --merge-threads  one tree summing every thread (and every DUMP)\n"
   "  -d, --depth=N        show N levels of calls (default: all)\n"
   "  -p, --prune=PCT      hide paths under PCT percent of the thread's total\n"
-  "  -s, --sort=KEY       order siblings by total (default), calls or name\n"
+  "  -s, --sort=KEY       order siblings by total (the ranking figure's\n"
+  "                       inclusive, default), calls or name\n"
   "  -l, --location       show each function's file:line (or its module)\n"
   "  -r, --raw            uncompensated times\n"
   "  -h, --help           this text\n";
@@ -48,10 +50,18 @@ static int sort_key;
 
 /* Siblings by calls or name (ties by name, then total); total order is the
 ** profile's own. */
+static const struct prof_thread *sort_thread;
+
 static int cmp_siblings(const void *pa, const void *pb)
 {
   const struct prof_node *a = &sort_nodes[*(const uint32_t *)pa];
   const struct prof_node *b = &sort_nodes[*(const uint32_t *)pb];
+  if (sort_key == 0) {
+    double x = prof_node_incl(sort_prof, sort_thread, *(const uint32_t *)pa);
+    double y = prof_node_incl(sort_prof, sort_thread, *(const uint32_t *)pb);
+    if (x != y) return x < y ? 1 : -1;
+    return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;  /* the profile's order */
+  }
   if (sort_key == 1 && a->calls != b->calls) return a->calls < b->calls ? 1 : -1;
   int c = strcmp(sort_prof->funcs[a->func].name, sort_prof->funcs[b->func].name);
   if (c) return c;
@@ -67,6 +77,11 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   int marks = 0;
   const struct prof_node *nd = t->nodes;
   double total = o->raw ? nd[0].t.incl_raw : nd[0].t.incl;
+  double wtotal = prof_tree_total(p, t);
+  char share_name[24];
+  snprintf(share_name, sizeof share_name, "%s%s", prof_weight_name(p),
+           prof_weight_of(p) == PROF_W_CALLS ? "%" : " incl%");
+  int sw = (int)strlen(share_name);
   uint64_t calls = 0;
   uint32_t paths = 0;       /* the overflow nodes count only when used */
   for (uint32_t i = 1; i < t->nnodes; i++) {
@@ -84,16 +99,16 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     printf("  %s calls were lost past the node cap\n", fmt_count(t->lost_calls, a, sizeof a));
   if (t->sampled) {
     printf("  sampled call tree (no hooked functions in this thread): times are CPU time from samples\n");
-    printf("%s%12s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "samples", "cpu incl",
-           "cpu self", "incl%", "function", disp_off());
+    printf("%s%12s %10s %10s %*s  %s%s\n", disp_on(DISP_HEADER), "samples", "cpu incl",
+           "cpu self", sw, share_name, "function", disp_off());
   } else if (o->samples) {
-    printf("%s%12s %10s %10s %10s %10s %10s %10s %9s %10s %8s %6s  %s%s\n", disp_on(DISP_HEADER),
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %9s %10s %*s  %s%s\n", disp_on(DISP_HEADER),
            "calls", "incl", "self", "incl/call", "self/call", "incl min", "incl max", "samples",
-           "cpu incl", "cpu/incl", "incl%", "function", disp_off());
+           "cpu incl", sw, share_name, "function", disp_off());
   } else {
-    printf("%s%12s %10s %10s %10s %10s %10s %10s %6s  %s%s\n", disp_on(DISP_HEADER), "calls",
-           "incl", "self", "incl/call", "self/call", "incl min", "incl max", "incl%", "function",
-           disp_off());
+    printf("%s%12s %10s %10s %10s %10s %10s %10s %*s  %s%s\n", disp_on(DISP_HEADER), "calls",
+           "incl", "self", "incl/call", "self/call", "incl min", "incl max", sw, share_name,
+           "function", disp_off());
   }
 
   /* Depth-first with an explicit stack of (node, depth); children are
@@ -132,16 +147,16 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
                       fmt_ns(o->raw ? n->t.min_raw : n->t.min, e, sizeof e),
                       fmt_ns(o->raw ? n->t.max_raw : n->t.max, f, sizeof f));
         if (o->samples)
-          used += printf("%9s %10s %8s ", fmt_count(n->s_incl, a, sizeof a),
-                         fmt_ns(n->s_incl * t->sample_ns, b, sizeof b),
-                         fmt_pct(n->s_incl * t->sample_ns, incl, c, sizeof c));
+          used += printf("%9s %10s ", fmt_count(n->s_incl, a, sizeof a),
+                         fmt_ns(prof_node_figure(p, t, i, PROF_W_CPU, 1), b, sizeof b));
       }
-      int hot = disp_pct_kind(incl, total);
+      double wincl = prof_node_incl(p, t, i);
+      int hot = disp_pct_kind(wincl, wtotal);
       fputs(hot < 0 ? "" : disp_on(hot), stdout);
-      fprintf(stdout, "%6s", fmt_pct(incl, total, g, sizeof g));
+      fprintf(stdout, "%*s", sw, fmt_pct(prof_share(wincl, wtotal), 1, g, sizeof g));
       fputs(hot < 0 ? "  " : disp_off(), stdout);
       if (hot >= 0) fputs("  ", stdout);
-      used += 8;
+      used += sw + 2;
       static const char indent[] = "                                        "
                                    "                                        ";
       uint32_t dep = depth[i] - 1;
@@ -173,13 +188,13 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
     if (o->depth >= 0 && depth[i] >= o->depth) continue;
     size_t k = 0;
     for (uint32_t ch = n->first; ch != PROF_NONE; ch = nd[ch].next) {
-      double incl = o->raw ? nd[ch].t.incl_raw : nd[ch].t.incl;
-      if (o->prune > 0 && incl < total * o->prune / 100.0) continue;
+      if (o->prune > 0 && prof_node_incl(p, t, ch) < wtotal * o->prune / 100.0) continue;
       if (nd[ch].calls == 0 && p->funcs[nd[ch].func].synthetic) continue;
       tmp[k++] = ch;
     }
-    if (o->sort && k > 1) {
+    if (k > 1 && (o->sort || prof_weight_of(p) != PROF_W_ELAPSED || o->raw)) {
       sort_prof = p;
+      sort_thread = t;
       sort_nodes = nd;
       sort_key = o->sort;
       qsort(tmp, k, sizeof *tmp, cmp_siblings);
@@ -246,13 +261,8 @@ int cmd_tree(int argc, char **argv)
   o.samples = p->node_samples > 0;
   if (o.samples) {
     for (uint32_t i = 0; i < p->ndumps; i++) samples_describe(stdout, p->dumps[i].d);
-    char x[40], y[40];
-    printf("samples, cpu incl: samples taken in the path or below it with the program counter\n"
-           "in the program's own code, and the CPU time they stand for (samples x interval);\n"
-           "%s samples (%s) were in capprof's hooks and are left out; cpu/incl: cpu incl as\n"
-           "a share of incl.\n", fmt_count(p->probe_samples, x, sizeof x),
-           fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), y,
-                   sizeof y));
+    char line[300];
+    printf("%s\n", prof_weight_line(p, line, sizeof line));
     fputs(prof_probe_note(p), stdout);
     putchar('\n');
   } else if (!o.raw) {

@@ -69,6 +69,15 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
   int rc = 0;
   if (runs_build(a, raw, &ra) != 0) { rc = tool_error("out of memory"); goto out_p; }
   if (runs_build(b, raw, &rb) != 0) { rc = tool_error("out of memory"); goto out_a; }
+  const char *why = NULL;                /* why elapsed when either side was sampled */
+  if (ra.cpu != rb.cpu) {
+    why = ra.cpu ? "BASE's runs were sampled, NEW's were not all"
+                 : "NEW's runs were sampled, BASE's were not all";
+    runs_free(&ra);
+    runs_free(&rb);
+    if (runs_build_fig(a, raw, 0, &ra) != 0) { rc = tool_error("out of memory"); goto out_p; }
+    if (runs_build_fig(b, raw, 0, &rb) != 0) { rc = tool_error("out of memory"); goto out_a; }
+  }
   rows = calloc((size_t)a->nfuncs + b->nfuncs + 1, sizeof *rows);
   if (!rows) { rc = tool_error("out of memory"); goto out_b; }
   size_t n = 0;
@@ -98,11 +107,17 @@ int diff_runs(char **base, int nbase, char **after, int nafter, int key, int raw
   qsort(rows, n, sizeof *rows, by_change);
 
   display_start(1);
+  if (ra.cpu)
+    printf("compared by cpu: the samples' CPU time (every run sampled)\n");
+  else
+    printf("compared by elapsed (the hooks' wall time)%s%s\n", why ? ": " : "", why ? why : "");
   printf("%u run%s before, %u run%s after%s. %s per function: mean per run +- sample\n"
          "standard deviation across runs. A change is 'real' when it exceeds the\n"
          "run-to-run spread (Welch's t test, 95%%), 'noise' when it does not%s.\n",
          ra.nruns, ra.nruns == 1 ? "" : "s", rb.nruns, rb.nruns == 1 ? "" : "s",
-         raw ? " (raw times)" : "", key == 0 ? "Self time" : key == 1 ? "Incl time" : "Calls",
+         raw && !ra.cpu ? " (raw times)" : "",
+         key == 2 ? "Calls" : ra.cpu ? (key == 0 ? "Cpu self" : "Cpu incl")
+                                     : (key == 0 ? "Elapsed self" : "Elapsed incl"),
          ra.nruns < 2 || rb.nruns < 2 ? "; each side needs two runs or more for a verdict" : "");
   printf("%s%22s %22s %10s %8s %7s  %s%s\n", disp_on(DISP_HEADER), "before", "after", "change", "t",
          "verdict", "function", disp_off());

@@ -17,7 +17,8 @@ static struct {
   int width;            /* --width, -1 unset */
   int on;               /* colour decided on */
   size_t cols;          /* width decided on, 0: no limit */
-} disp = { -1, 1, 0, -1, 0, 0 };
+  size_t pipe_cols;     /* width when not a terminal, 0: no limit */
+} disp = { -1, 1, 0, -1, 0, 0, 0 };
 
 const char display_help[] =
   "\nDisplay options (every command):\n"
@@ -27,7 +28,8 @@ const char display_help[] =
   "                      $PAGER or less, on a terminal only)\n"
   "      --full-names    C++ names in full, not with <...> for long templates\n"
   "      --width=N       fit lines in N columns (0: no limit; default: the\n"
-  "                      terminal's width, no limit when not a terminal)\n";
+  "                      terminal's width; when not a terminal, 80 for\n"
+  "                      report, else no limit)\n";
 
 static int color_when(const char *v)
 {
@@ -79,7 +81,7 @@ void display_start(int paged)
     int w = term_width();
     if (w <= 0 && c) w = atoi(c);
     disp.cols = w > 0 ? (size_t)w : 0;
-  }
+  } else disp.cols = disp.pipe_cols;
   if (!paged || !disp.pager || !tty) return;
   const char *cmd = getenv("CAPPROF_PAGER");
   if (!cmd) cmd = getenv("PAGER");
@@ -87,6 +89,10 @@ void display_start(int paged)
   if (!*cmd || !strcmp(cmd, "cat")) return;
   term_pager_start(cmd);
 }
+
+void display_default_width(size_t cols) { disp.pipe_cols = cols; }
+
+size_t disp_width(void) { return disp.cols; }
 
 void display_end(void)
 {
@@ -206,4 +212,15 @@ void disp_name(FILE *f, const char *name, const char *suffix, size_t used)
     fputs(s, f);
   }
   if (nx) fputs(suffix, f);
+}
+
+void disp_line(FILE *f, const char *s)
+{
+  if (disp.cols && text_cols(s) > disp.cols && disp.cols > 3) {
+    put_cols(f, s, disp.cols - 3);
+    fputs("...", f);
+  } else {
+    fputs(s, f);
+  }
+  putc('\n', f);
 }

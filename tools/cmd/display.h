@@ -23,6 +23,13 @@ int display_options(int *argc, char **argv);
 /* Before a command's output: decide colour and width, start the pager if
 ** paged and stdout is a terminal. */
 void display_start(int paged);
+/* The width a command fits when stdout is not a terminal and --width was
+** not given (call before display_start); 0, the default: no limit. */
+void display_default_width(size_t cols);
+/* The width decided on by display_start; 0: no limit. */
+size_t disp_width(void);
+/* Write s and a newline, cut with "..." to the width. */
+void disp_line(FILE *f, const char *s);
 /* After the command: flush and wait for the pager. */
 void display_end(void);
 

@@ -1,7 +1,9 @@
 /*
 ** export_csv.c -- '--format=csv': the flat profile, one row per function
-** with a header row, RFC 4180 quoting, times in nanoseconds, sorted by
-** self time. The columns
+** with a header row, RFC 4180 quoting, times in nanoseconds, sorted as
+** report sorts: by the ranking figure's self (--weight, model/weight.h),
+** whose shares of the total are the two columns after line, named for the
+** figure (cpu_self_pct, cpu_incl_pct; elapsed_...; calls_pct). The columns
 ** are one table, so new columns (e.g. per-run statistics) are one line each.
 ** With several dumps (runs), per-run columns follow: runs (how many runs
 ** the function appears in), mean and sample standard deviation per run of
@@ -15,6 +17,7 @@
 
 #include "export/export.h"
 #include "model/run_stats.h"
+#include "model/weight.h"
 
 struct column {
   const char *header;
@@ -116,13 +119,16 @@ static void run_values(FILE *f, const struct run_table *rt, uint32_t fn)
 
 static const struct profile *sort_prof;
 
-/* Rows by self time, largest first, as 'report' lists them; ties by name. */
+/* Rows by the ranking figure's self, largest first, as 'report' lists
+** them; ties by its inclusive figure, then name. */
 static int by_self(const void *pa, const void *pb)
 {
   const struct prof_func *a = &sort_prof->funcs[*(const uint32_t *)pa];
   const struct prof_func *b = &sort_prof->funcs[*(const uint32_t *)pb];
-  if (a->t.excl != b->t.excl) return a->t.excl < b->t.excl ? 1 : -1;
-  if (a->t.excl_raw != b->t.excl_raw) return a->t.excl_raw < b->t.excl_raw ? 1 : -1;
+  double x = prof_func_self(sort_prof, a), y = prof_func_self(sort_prof, b);
+  if (x != y) return x < y ? 1 : -1;
+  x = prof_func_incl(sort_prof, a), y = prof_func_incl(sort_prof, b);
+  if (x != y) return x < y ? 1 : -1;
   int c = strcmp(a->name, b->name);
   return c ? c : strcmp(a->module, b->module);
 }
@@ -131,11 +137,14 @@ static int write_csv(FILE *f, const struct profile *p)
 {
   struct run_table rt;
   int runs = p->ndumps > 1;
-  if (runs && runs_build(p, 0, &rt) != 0) {
+  if (runs && runs_build_fig(p, 0, 0, &rt) != 0) {     /* columns named _ns: elapsed */
     fprintf(stderr, "capprof: out of memory\n");
     return 1;
   }
-  fputs("function,module,file,line", f);
+  const char *w = prof_weight_name(p);
+  if (prof_weight_of(p) == PROF_W_CALLS) fprintf(f, "function,module,file,line,calls_pct,calls_incl_pct");
+  else fprintf(f, "function,module,file,line,%s_self_pct,%s_incl_pct", w, w);
+  double total = prof_weight_total(p);
   for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++) fprintf(f, ",%s", numeric[c].header);
   int with_samples = p->node_samples || p->pc_samples;
   for (size_t c = 0; with_samples && c < sizeof sampled / sizeof sampled[0]; c++)
@@ -162,7 +171,8 @@ static int write_csv(FILE *f, const struct profile *p)
     csv_field(f, fn->module);
     putc(',', f);
     csv_field(f, fn->file);
-    fprintf(f, ",%u", fn->line);
+    fprintf(f, ",%u,%.4f,%.4f", fn->line, 100 * prof_share(prof_func_self(p, fn), total),
+            100 * prof_share(prof_func_incl(p, fn), total));
     for (size_t c = 0; c < sizeof numeric / sizeof numeric[0]; c++)
       fprintf(f, ",%.0f", numeric[c].value(fn));
     for (size_t c = 0; with_samples && c < sizeof sampled / sizeof sampled[0]; c++)

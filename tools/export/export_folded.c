@@ -1,6 +1,7 @@
 /*
-** export_folded.c -- '--format=folded': one "a;b;c <exclusive ns>" line per
-** call path of the tree summed over all threads and dumps, the input of
+** export_folded.c -- '--format=folded': one "a;b;c <self>" line per
+** call path of the tree summed over all threads and dumps, the figure the
+** profile ranks by (--weight: cpu ns, elapsed ns or calls), the input of
 ** flamegraph.pl and most flame-graph viewers. Paths deeper than HEAD + TAIL
 ** frames keep their first HEAD and last TAIL frames around a "[N frames elided]"
 ** marker, so the output stays linear in the number of nodes even for a
@@ -11,6 +12,7 @@
 
 #include "export/export.h"
 #include "model/tool.h"
+#include "model/weight.h"
 
 #define HEAD 64
 #define TAIL 64
@@ -58,7 +60,8 @@ static int write_folded(FILE *f, const struct profile *p)
       len += nl;
     }
     if (i) head[i] = depth[i] <= HEAD ? len : head[nd->parent];
-    if (i && nd->t.excl >= 0.5) {
+    double w = i ? prof_node_self(p, &t, i) : 0;
+    if (w >= 0.5) {
       if (depth[i] <= HEAD + TAIL) {
         fwrite(path, 1, len, f);
       } else {
@@ -71,7 +74,7 @@ static int write_folded(FILE *f, const struct profile *p)
           put_name(f, p->funcs[t.nodes[tail[--k]].func].name);
         }
       }
-      fprintf(f, " %.0f\n", nd->t.excl);
+      fprintf(f, " %.0f\n", w);
     }
     for (uint32_t c = nd->first; c != PROF_NONE; c = t.nodes[c].next) {
       plen[c] = len;

@@ -16,6 +16,7 @@
 #include "model/mismatches.h"
 #include "model/run_stats.h"
 #include "model/tool.h"
+#include "model/weight.h"
 #include "sym/symbols.h"
 
 extern const unsigned char html_page_head[], html_page_tail[];
@@ -300,6 +301,10 @@ static void write_funcs(FILE *f, const struct prof_func *const *fn, uint32_t n)
     if (i) putc(',', f);
     jdec(f, fn[i]->t.excl);
   }
+  /* Unhooked functions (their hooks patched out): 1, shown as [unhooked]
+  ** rather than as throttled. */
+  fputs(n ? ",0],\n\"unhooked\":[" : "0],\n\"unhooked\":[", f);
+  for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%d", i ? "," : "", fn[i]->unhooked_ns > 0);
   /* Throttled functions (CAPPROF_THROTTLE): paths throttled, calls timed. */
   fputs(n ? ",0],\n\"throttled\":[" : "0],\n\"throttled\":[", f);
   for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%u", i ? "," : "", fn[i]->throttled);
@@ -333,24 +338,30 @@ static const struct prof_func **func_table(const struct profile *p)
 ** diff's metric the column belongs to, or NULL. */
 struct col { const char *key, *label, *kind, *group, *title; unsigned mark; };
 
+static void write_col(FILE *f, const struct col *c)
+{
+  fputs("\n{\"key\":", f);
+  jstr(f, c->key);
+  fputs(",\"label\":", f);
+  jstr(f, c->label);
+  fputs(",\"kind\":", f);
+  jstr(f, c->kind);
+  if (c->group) {
+    fputs(",\"group\":", f);
+    jstr(f, c->group);
+  }
+  fputs(",\"title\":", f);
+  jstr(f, c->title);
+  if (c->mark) fprintf(f, ",\"mark\":%u", c->mark);
+  putc('}', f);
+}
+
 static void write_cols(FILE *f, const struct col *c, size_t n)
 {
   fputs("\"cols\":[", f);
   for (size_t i = 0; i < n; i++) {
-    fputs(i ? ",\n{\"key\":" : "\n{\"key\":", f);
-    jstr(f, c[i].key);
-    fputs(",\"label\":", f);
-    jstr(f, c[i].label);
-    fputs(",\"kind\":", f);
-    jstr(f, c[i].kind);
-    if (c[i].group) {
-      fputs(",\"group\":", f);
-      jstr(f, c[i].group);
-    }
-    fputs(",\"title\":", f);
-    jstr(f, c[i].title);
-    if (c[i].mark) fprintf(f, ",\"mark\":%u", c[i].mark);
-    putc('}', f);
+    if (i) putc(',', f);
+    write_col(f, &c[i]);
   }
   fputs("]", f);
 }
@@ -359,21 +370,27 @@ static void write_cols(FILE *f, const struct col *c, size_t n)
 ** the bit of the row's "marks" that says the figure is mostly probe cost
 ** (prof_unreliable), shown with '~' as report does. */
 static const struct col flat_cols[] = {
-  { "selfpct", "self%", "pct", NULL, "self (exclusive) time as a share of all threads' total", 0 },
-  { "self", "self", "ns", NULL, "self (exclusive) time, summed over call paths and threads", 1 },
-  { "incl", "incl", "ns", NULL,
-    "inclusive time of the outermost calls (a recursion counted once)", 2 },
+  { "selfpct", "elapsed self%", "pct", NULL,
+    "elapsed self (exclusive) time as a share of all threads' total", 0 },
+  { "self", "elapsed self", "ns", NULL,
+    "elapsed self (exclusive) time from the hooks, summed over call paths and threads", 1 },
+  { "incl", "elapsed incl", "ns", NULL,
+    "elapsed inclusive time of the outermost calls (a recursion counted once)", 2 },
   { "calls", "calls", "count", NULL, "calls, over every call path and thread", 0 },
-  { "selfcall", "self/call", "ns", NULL, "self time per call (self / calls)", 4 },
+  { "selfcall", "self/call", "ns", NULL, "elapsed self time per timed call", 4 },
   { "inclcall", "incl/call", "ns", NULL,
-    "inclusive time per call (every activation's inclusive time / calls)", 8 },
+    "elapsed inclusive time per timed call (every activation's inclusive time / timed calls)", 8 },
   { "min", "incl min", "ns", NULL, "the shortest single call (inclusive)", 0 },
   { "max", "incl max", "ns", NULL, "the longest single call (inclusive)", 0 },
-  /* a sampled run (CAPPROF_SAMPLE): as report, which then sorts by cpu self */
-  { "cpupct", "cpu%", "pct", NULL, "cpu self as a share of all functions' (samples)", 0 },
+  /* a sampled run: report's cpu columns, which then rank */
+  { "cpupct", "cpu self%", "pct", NULL, "cpu self as a share of all functions' (samples)", 0 },
   { "cpuself", "cpu self", "ns", NULL,
     "CPU time of the function's own code from the samples charged to its call paths "
     "(samples in capprof's hooks left out)", 0 },
+  { "cpuinclpct", "cpu incl%", "pct", NULL,
+    "cpu incl as a share of all functions' cpu self (samples)", 0 },
+  { "cpuincl", "cpu incl", "ns", NULL,
+    "CPU time from the samples in the function or below it (outermost calls)", 0 },
 };
 
 /* The columns of 'capprof report' over several runs, same names. */
@@ -398,17 +415,27 @@ static int report_row(const struct prof_func *fn)
 /* The flat profile as 'report' prints it for one run (or --sum). */
 static int write_flat(FILE *f, const struct profile *p, double total)
 {
-  int sampled = p->node_samples > 0, ncols = sampled ? 10 : 8;
+  /* The columns in report's order: a sampled run's cpu figures first. */
+  static const int plain[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  static const int cpu[] = { 8, 10, 3, 2, 9, 11, 0, 1, 4, 5, 6, 7 };
+  int sampled = p->node_samples > 0, ncols = sampled ? 12 : 8;
+  const int *order = sampled ? cpu : plain;
   double cpu_total = 0;
   for (uint32_t i = 0; i < p->nfuncs; i++)
-    if (report_row(&p->funcs[i])) cpu_total += p->funcs[i].s.cpu_self;
+    if (report_row(&p->funcs[i])) cpu_total += prof_func_figure(p, &p->funcs[i], PROF_W_CPU, 0);
   fputs("{\"title\":\"Flat profile: per function, summed over call paths, threads and dumps", f);
   if (sampled)
-    fprintf(f, "; cpu self from samples, %" PRIu64 " of them in capprof's hooks left out\","
-               "\"sort\":\"cpuself\",", p->probe_samples);
+    fprintf(f, "; cpu from samples, %" PRIu64 " of them in capprof's hooks left out\","
+               "\"sort\":\"%s\",", p->probe_samples,
+               prof_weight_of(p) == PROF_W_CPU ? "cpupct" : "self");
   else
     fputs("\",", f);
-  write_cols(f, flat_cols, (size_t)ncols);
+  fputs("\"cols\":[", f);
+  for (int c = 0; c < ncols; c++) {
+    if (c) putc(',', f);
+    write_col(f, &flat_cols[order[c]]);
+  }
+  fputs("]", f);
   fputs(",\n\"rows\":[", f);
   int first = 1;
   for (uint32_t i = 0; i < p->nfuncs; i++) {
@@ -426,8 +453,8 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       if (!first) putc(',', f);
       first = 0;
       /* exact values: the page rounds them as 'report' does */
-      switch (c) {
-      case 0: jdec(f, total > 0 ? 100.0 * fn->t.excl / total : 0); break;
+      switch (order[c]) {
+      case 0: jdec(f, 100.0 * prof_share(fn->t.excl, total)); break;
       case 1: jdec(f, fn->t.excl); break;
       case 2: jdec(f, fn->t.incl); break;
       case 3: jint(f, (double)prof_all_calls(fn)); break;
@@ -435,8 +462,10 @@ static int write_flat(FILE *f, const struct profile *p, double total)
       case 5: jdec(f, prof_per_call(fn->incl_all, fn->timed)); break;   /* as report */
       case 6: jdec(f, fn->t.min); break;
       case 7: jdec(f, fn->t.max); break;
-      case 8: jdec(f, cpu_total > 0 ? 100.0 * fn->s.cpu_self / cpu_total : 0); break;
-      default: jdec(f, fn->s.cpu_self); break;
+      case 8: jdec(f, 100.0 * prof_share(prof_func_figure(p, fn, PROF_W_CPU, 0), cpu_total)); break;
+      case 9: jdec(f, prof_func_figure(p, fn, PROF_W_CPU, 0)); break;
+      case 10: jdec(f, 100.0 * prof_share(prof_func_figure(p, fn, PROF_W_CPU, 1), cpu_total)); break;
+      default: jdec(f, prof_func_figure(p, fn, PROF_W_CPU, 1)); break;
       }
     }
   }
@@ -463,7 +492,7 @@ static int write_flat(FILE *f, const struct profile *p, double total)
 static int write_flat_runs(FILE *f, const struct profile *p)
 {
   struct run_table rt;
-  if (runs_build(p, 0, &rt) != 0) return tool_error("out of memory");
+  if (runs_build_fig(p, 0, 0, &rt) != 0) return tool_error("out of memory");
   struct run_stat *st = malloc(((size_t)p->nfuncs * 3 + 1) * sizeof *st);
   double *tot = calloc(rt.nruns, sizeof *tot);
   if (!st || !tot) {
@@ -620,7 +649,10 @@ out:
 struct wtree {
   const char *label;
   const struct prof_thread *t;
-  const double *bcalls, *bincl, *weight;  /* NULL for a profile */
+  const double *bcalls, *bincl;  /* NULL for a profile */
+  const double *weight;          /* pruning key; a profile's: the ranking figure's
+                                 ** inclusive value (model/weight.h) */
+  int wout;                      /* write weight as "w" and order siblings by it */
 };
 
 static const struct wtree *sort_tree;
@@ -638,7 +670,7 @@ static int by_weight(const void *pa, const void *pb)
   return a < b ? -1 : 1;                /* parents (smaller index) first */
 }
 
-struct other { double calls, incl, min, max, bcalls, bincl; uint32_t n; };
+struct other { double calls, incl, min, max, bcalls, bincl, w; uint32_t n; };
 
 /* Write tree w with at most budget nodes (0: all) as a JSON object. The
 ** nodes go in preorder, children largest first as in 'tree'; "n" is each
@@ -686,6 +718,7 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
       struct other *x = &o[nd[i].parent];
       x->calls += (double)nd[i].calls;
       x->incl += nd[i].t.incl;
+      x->w += weight(w, i);
       if (!x->n || nd[i].t.min < x->min) x->min = nd[i].t.min;
       if (nd[i].t.max > x->max) x->max = nd[i].t.max;
       if (w->bcalls) {
@@ -707,6 +740,10 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
     uint32_t k = 0;
     for (uint32_t c = nd[e].first; c != PROF_NONE; c = nd[c].next)
       if (keep[c] == 2) tmp[k++] = c;
+    if (w->wout && k > 1) {                  /* siblings by the ranking figure */
+      sort_tree = w;
+      qsort(tmp, k, sizeof *tmp, by_weight);
+    }
     kids[e] = k + (o && o[e].n);
     while (k) stack[sp++] = tmp[--k];
   }
@@ -744,6 +781,13 @@ static int write_tree(FILE *f, const struct prof_func *const *fn, const struct w
   for (int col = 0; col < 6; col++) {
     fprintf(f, ",\n\"%s\":[", keys[w->bcalls != NULL][col]);
     for (uint32_t j = 0; j < m; j++) out_num(ob, j, v[(size_t)j * 6 + col]);
+    out_flush(ob);
+    putc(']', f);
+  }
+  if (w->wout) {                            /* what the icicle's widths show */
+    fputs(",\n\"w\":[", f);
+    for (uint32_t j = 0; j < m; j++)
+      out_num(ob, j, ord[j] & OTHER_BIT ? o[ord[j] & ~OTHER_BIT].w : w->weight[ord[j]]);
     out_flush(ob);
     putc(']', f);
   }
@@ -824,6 +868,15 @@ static void page_end(FILE *f)
 
 /* ---- export --format=html ---------------------------------------------------------- */
 
+/* The ranking figure's inclusive value of every node of t (model/weight.h),
+** or NULL when out of memory. */
+static double *node_weights(const struct profile *p, const struct prof_thread *t)
+{
+  double *w = malloc(((size_t)t->nnodes + 1) * sizeof *w);
+  for (uint32_t i = 0; w && i < t->nnodes; i++) w[i] = prof_node_incl(p, t, i);
+  return w;
+}
+
 static int write_html(FILE *f, const struct profile *p)
 {
   struct prof_thread merged;
@@ -844,8 +897,12 @@ static int write_html(FILE *f, const struct profile *p)
   if (have_merged) nodes += merged.nnodes - 1;
 
   page_start(f);
-  fprintf(f, "{\"kind\":\"profile\",\"version\":1,\"compensated\":true,\"max_nodes\":%u,"
-             "\"total_ns\":", export_html_max_nodes);
+  char wline[300];
+  fprintf(f, "{\"kind\":\"profile\",\"version\":1,\"compensated\":true,\"weight\":\"%s\","
+             "\"weight_time\":%s,\"weight_line\":", prof_weight_name(p),
+          prof_weight_is_time(p) ? "true" : "false");
+  jstr(f, prof_weight_line(p, wline, sizeof wline));
+  fprintf(f, ",\"max_nodes\":%u,\"total_ns\":", export_html_max_nodes);
   jint(f, total);
   fprintf(f, ",\"calls\":%" PRIu64 ",\"threads\":%u,\n\"dumps\":", calls, p->nthreads);
   write_dumps(f, p, 0, p->ndumps);
@@ -864,17 +921,21 @@ static int write_html(FILE *f, const struct profile *p)
     if (have_merged) {
       char label[64];
       snprintf(label, sizeof label, "all %u threads", p->nthreads);
-      struct wtree w = { label, &merged, NULL, NULL, NULL };
-      rc = write_tree(f, fn, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs);
+      double *wg = node_weights(p, &merged);
+      struct wtree w = { label, &merged, NULL, NULL, wg, 1 };
+      rc = wg ? write_tree(f, fn, &w, budget_of(merged.nnodes - 1, nodes), p->nfuncs) : 1;
+      free(wg);
     }
     for (uint32_t k = 0; k < p->nthreads && !rc; k++) {
       const struct prof_thread *t = &p->threads[k];
       char label[300];
       snprintf(label, sizeof label, "thread %" PRIu64 "%s%s%s", t->tid, t->name[0] ? " \"" : "",
                t->name, t->name[0] ? "\"" : "");
-      struct wtree w = { label, t, NULL, NULL, NULL };
+      double *wg = node_weights(p, t);
+      struct wtree w = { label, t, NULL, NULL, wg, 1 };
       if (have_merged || k) fputs(",\n", f);
-      rc = write_tree(f, fn, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs);
+      rc = wg ? write_tree(f, fn, &w, budget_of(t->nnodes - 1, nodes), p->nfuncs) : 1;
+      free(wg);
     }
     if (rc) tool_error("out of memory");
     fputs("]}", f);
@@ -1103,7 +1164,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   int have_trees = 0, rc = 1;
   memset(&ra, 0, sizeof ra);
   memset(&rb, 0, sizeof rb);
-  if (runs_build(a, raw, &ra) != 0 || runs_build(b, raw, &rb) != 0) goto oom;
+  if (runs_build_fig(a, raw, 0, &ra) != 0 || runs_build_fig(b, raw, 0, &rb) != 0) goto oom;
   size_t nall = (size_t)a->nfuncs + b->nfuncs + 1;
   rows = calloc(nall, sizeof *rows);
   fv = malloc(nall * 3);
@@ -1183,7 +1244,7 @@ int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw
   fputs("],\n\"flat\":", f);
   write_diff_table(f, rows, nr);
   fputs(",\n\"trees\":[", f);
-  struct wtree w = { "all threads", &u, bc, bt, wt };
+  struct wtree w = { "all threads", &u, bc, bt, wt, 0 };
   rc = write_tree(f, fn, &w, budget_of(u.nnodes - 1, u.nnodes - 1), nj);
   if (rc) tool_error("out of memory");
   fputs("]}", f);

@@ -10,6 +10,7 @@
 
 #include "export/export.h"
 #include "model/tool.h"
+#include "model/weight.h"
 
 /* Length of a valid UTF-8 sequence at s, or 0. */
 static int utf8_len(const unsigned char *s)
@@ -106,7 +107,9 @@ static void samples(FILE *f, const struct prof_samples *s)
 static int write_json(FILE *f, const struct profile *p)
 {
   int with_samples = p->node_samples || p->pc_samples;
-  fprintf(f, "{\"format\":\"capprof\",\"version\":2,\n\"dumps\":[");
+  /* The figure every view ranks by, and the total its shares divide. */
+  fprintf(f, "{\"format\":\"capprof\",\"version\":2,\"weight\":\"%s\",\"weight_total\":%.0f,"
+             "\n\"dumps\":[", prof_weight_name(p), prof_weight_total(p));
   for (uint32_t i = 0; i < p->ndumps; i++) {
     const struct prof_dump *pd = &p->dumps[i];
     fprintf(f, "%s\n{\"path\":", i ? "," : "");
@@ -155,6 +158,8 @@ static int write_json(FILE *f, const struct profile *p)
     else fputs("null", f);
     fprintf(f, ",\"line\":%u,", fn->line);
     times(f, prof_all_calls(fn), fn->timed, &fn->t, fn->incl_all, fn->incl_all_raw);
+    fprintf(f, ",\"weight_self\":%.0f,\"weight_incl\":%.0f", prof_func_self(p, fn),
+            prof_func_incl(p, fn));
     if (fn->unhooked_ns > 0) {
       char buf[32];
       fmt_u64(fn->ucalls, buf, sizeof buf);
@@ -199,6 +204,8 @@ static int write_json(FILE *f, const struct profile *p)
       json_string(f, fn->module);
       putc(',', f);
       times(f, n->calls, n->timed, &n->t, n->t.incl, n->t.incl_raw);
+      fprintf(f, ",\"weight_self\":%.0f,\"weight_incl\":%.0f", prof_node_self(p, t, i),
+              prof_node_incl(p, t, i));
       if (with_samples) {
         struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
                                    n->s_incl * t->sample_ns, n->s_probe };

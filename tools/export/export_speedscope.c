@@ -3,23 +3,19 @@
 ** (https://www.speedscope.app/file-format-schema.json), one evented profile
 ** per thread. A call tree has no timeline, so each node is laid out as one
 ** block: its children one after another from its start, then its own time.
-** With samples charged to call paths, each thread gets a second profile laid
-** out by the CPU time of its samples.
+** Each thread's first profile (the one speedscope opens) is laid out by the
+** figure the profile ranks by (--weight, model/weight.h); with samples
+** charged to call paths a second one by the other of cpu and elapsed.
 */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "export/export.h"
 #include "model/tool.h"
+#include "model/weight.h"
 
-/* A node's length in the layout: its inclusive time, or the CPU time of its
-** samples. */
-static double span(const struct prof_thread *t, const struct prof_node *n, int cpu)
-{
-  return cpu ? n->s_incl * t->sample_ns : n->t.incl;
-}
-
-static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
+static int write_thread(FILE *f, const struct profile *p, const struct prof_thread *t,
+                        enum prof_weight w)
 {
   uint32_t *stack = malloc(((size_t)t->nnodes * 2 + 1) * sizeof *stack);
   double *start = malloc((size_t)t->nnodes * sizeof *start);
@@ -29,10 +25,13 @@ static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
   }
   fprintf(f, "{\"type\":\"evented\",\"name\":");
   char name[512];
-  snprintf(name, sizeof name, "%s (tid %" PRIu64 ")%s", t->name[0] ? t->name : "thread", t->tid,
-           cpu ? " CPU time from samples" : t->sampled ? " sampled call tree, CPU time" : "");
+  snprintf(name, sizeof name, "%s (tid %" PRIu64 ") %s", t->name[0] ? t->name : "thread", t->tid,
+           w == PROF_W_CPU ? "cpu: CPU time from samples"
+           : w == PROF_W_CALLS ? "calls"
+           : t->sampled ? "sampled call tree, CPU time" : "elapsed: wall time from the hooks");
   json_string(f, name);
-  fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"events\":[");
+  fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"events\":[",
+          w == PROF_W_CALLS ? "none" : "nanoseconds");
   double cursor = 0;
   int first = 1;
   size_t sp = 0;
@@ -41,7 +40,7 @@ static int write_thread(FILE *f, const struct prof_thread *t, int cpu)
     uint32_t i = stack[--sp];
     if (i & 0x80000000u) {            /* leaving node ~i */
       i = ~i;
-      double end = start[i] + span(t, &t->nodes[i], cpu);
+      double end = start[i] + prof_node_figure(p, t, i, w, 1);
       if (end > cursor) cursor = end;
       fprintf(f, ",\n{\"type\":\"C\",\"frame\":%u,\"at\":%.1f}", t->nodes[i].func, cursor);
       continue;
@@ -84,12 +83,15 @@ static int write_speedscope(FILE *f, const struct profile *p)
     putc('}', f);
   }
   fprintf(f, "]},\n\"profiles\":[");
+  enum prof_weight w = prof_weight_of(p);
+  enum prof_weight other = w == PROF_W_CPU ? PROF_W_ELAPSED : PROF_W_CPU;
   for (uint32_t k = 0; k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
     if (k) fputs(",\n", f);
-    int rc = write_thread(f, &p->threads[k], 0);
-    if (!rc && !p->threads[k].sampled && p->threads[k].nodes[0].s_incl) {
+    int rc = write_thread(f, p, t, t->sampled ? PROF_W_ELAPSED : w);
+    if (!rc && !t->sampled && t->nodes[0].s_incl && w != PROF_W_CALLS) {
       fputs(",\n", f);
-      rc = write_thread(f, &p->threads[k], 1);
+      rc = write_thread(f, p, t, other);
     }
     if (rc) return rc;
   }

@@ -18,6 +18,10 @@ const char filter_help[] =
   "                       its callees moved up to the caller (repeatable)\n"
   "      --time-filter=TIME  leave out call paths under TIME inclusive (e.g.\n"
   "                       500ns, 20us, 1.5ms; their time stays in the caller)\n"
+  "      --weight=W       the figure that sizes, orders and shares every line:\n"
+  "                       cpu (CPU time from samples; the default of a sampled\n"
+  "                       run), elapsed (wall time from the hooks; the default\n"
+  "                       otherwise) or calls\n"
   "  FUNC is a name as shown, or the name without its parameters, with * and\n"
   "  ? as wildcards (quote them from the shell).\n";
 
@@ -53,6 +57,12 @@ int filter_option(const char *cmd, int c, const char *arg, struct filter *f)
     if (f->min_ns < 0) {
       tool_error("%s: --time-filter wants a time such as 500ns, 20us, 1.5ms or 2s, not '%s'",
                  cmd, arg);
+      return -1;
+    }
+    return 1;
+  case 0x203:
+    if (prof_weight_parse(arg, &f->weight) != 0) {
+      tool_error("%s: --weight wants cpu, elapsed or calls, not '%s'", cmd, arg);
       return -1;
     }
     return 1;
@@ -134,6 +144,7 @@ static int thread_acts(const struct prof_thread *t, const struct filter *f,
 
 int filter_apply(struct profile *p, const struct filter *f)
 {
+  prof_weight_set(p, f->weight, f->raw);
   /* Unhooked functions' later calls are counted for the whole process, not
   ** per thread or call path. */
   if (f->thread || f->nfocus || f->min_ns > 0) p->ucalls_off = 1;

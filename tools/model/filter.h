@@ -10,6 +10,7 @@
 #include <getopt.h>
 
 #include "model/profile.h"
+#include "model/weight.h"
 
 #define FILTER_MAX 32
 
@@ -20,6 +21,7 @@ struct filter {
   int nfocus, nhide;
   double min_ns;                   /* --time-filter, 0: none */
   int raw;                         /* judge min_ns on raw times */
+  enum prof_weight weight;         /* --weight: the figure every view ranks by */
 };
 
 /* The long options, to append to a command's table (getopt values 0x200..). */
@@ -28,7 +30,8 @@ struct filter {
   { "focus", required_argument, NULL, 0x200 },                   \
   { "hide", required_argument, NULL, 0x201 },                    \
   { "time-filter", required_argument, NULL, 0x202 },             \
-  { "min-time", required_argument, NULL, 0x202 }
+  { "min-time", required_argument, NULL, 0x202 },               \
+  { "weight", required_argument, NULL, 0x203 }
 
 /* The help lines of the filter options. */
 extern const char filter_help[];
@@ -46,7 +49,7 @@ int filter_thread_matches(const struct prof_thread *t, const char *sel);
 int filter_name_matches(const char *pattern, const char *name);
 
 /* Apply f to p: drop other threads, rebuild the trees, recompute the flat
-** profile. Returns 0, or 1 after an error line (no thread matched, out of
+** profile, choose the figure views rank by (f->weight, f->raw). Returns 0, or 1 after an error line (no thread matched, out of
 ** memory). */
 int filter_apply(struct profile *p, const struct filter *f);
 

@@ -739,7 +739,7 @@ const char *prof_fmt_ns_basis(double comp, double raw_ns, double basis, int raw,
 void prof_legend(int marks)
 {
   if (marks)
-    printf("~ mostly probe cost (compensated by over twice what is left): may be off by half or more\n");
+    printf("~ mostly probe cost (over twice what is left was subtracted): may be off by half\n");
 }
 
 /* Leaves ignored at the short end: a function whose calls end by longjmp or

@@ -169,6 +169,7 @@ struct profile {
   int ucalls_off;          /* a filter keeps part of the threads or call paths:
                            ** the process-wide calls after unhooking are not
                            ** added (prof_flat; filter_apply sets it) */
+  int weight, weight_raw;  /* the figure every view ranks by (model/weight.h) */
 };
 
 /* A new empty profile, or NULL when out of memory. Not thread-safe. */

@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "model/run_stats.h"
+#include "model/weight.h"
 
-int runs_build(const struct profile *p, int raw, struct run_table *rt)
+int runs_build_fig(const struct profile *p, int raw, int cpu, struct run_table *rt)
 {
   memset(rt, 0, sizeof *rt);
   rt->nruns = p->ndumps ? p->ndumps : 1;
@@ -22,6 +23,15 @@ int runs_build(const struct profile *p, int raw, struct run_table *rt)
     runs_free(rt);
     return CAPPROF_ENOMEM;
   }
+  /* cpu only when every run has samples charged to call paths: a run
+  ** without would count 0 and pass for a change. */
+  rt->cpu = cpu != 0 && prof_weight_of(p) == PROF_W_CPU;
+  for (uint32_t r = 0; rt->cpu && r < rt->nruns; r++) {
+    int any = 0;
+    for (uint32_t k = 0; k < p->nthreads && !any; k++)
+      any = p->threads[k].dump == (int)r && p->threads[k].nnodes && p->threads[k].nodes[0].s_incl;
+    rt->cpu = any;
+  }
   for (uint32_t k = 0; k < p->nthreads; k++) {
     const struct prof_thread *t = &p->threads[k];
     if (t->dump < 0 || (uint32_t)t->dump >= rt->nruns) continue;
@@ -29,6 +39,11 @@ int runs_build(const struct profile *p, int raw, struct run_table *rt)
       const struct prof_node *s = &t->nodes[i];
       size_t at = (size_t)s->func * rt->nruns + (uint32_t)t->dump;
       rt->calls[at] += (double)s->calls;
+      if (rt->cpu) {
+        rt->self[at] += prof_node_figure(p, t, i, PROF_W_CPU, 0);
+        if (s->flags & PROF_OUTER) rt->total[at] += prof_node_figure(p, t, i, PROF_W_CPU, 1);
+        continue;
+      }
       rt->self[at] += raw ? s->t.excl_raw : s->t.excl;
       /* Outermost activations only, as the flat profile counts them. */
       if (s->flags & PROF_OUTER) rt->total[at] += raw ? s->t.incl_raw : s->t.incl;

@@ -20,12 +20,21 @@ struct run_stat {
 struct run_table {
   uint32_t nruns, nfuncs;
   double *self, *total, *calls; /* [func * nruns + run], ns and counts */
+  int cpu;                      /* self and total are cpu from the samples
+                                ** (model/weight.h), else elapsed */
   uint32_t *present;            /* per function: runs in which it was called */
 };
 
-/* Per-run flat totals of every function of p (compensated times, or raw
-** ones). Returns 0, or CAPPROF_ENOMEM. Free with runs_free. */
-int runs_build(const struct profile *p, int raw, struct run_table *rt);
+/* Per-run flat totals of every function of p: self and total are cpu when
+** cpu is not 0, p ranks by cpu and every run was sampled (cpu < 0: as
+** that says; rt->cpu tells), else elapsed (compensated, or raw). Returns
+** 0, or CAPPROF_ENOMEM. Free with runs_free. */
+int runs_build_fig(const struct profile *p, int raw, int cpu, struct run_table *rt);
+/* The same, elapsed when cpu is not what p ranks by (cpu < 0). */
+static inline int runs_build(const struct profile *p, int raw, struct run_table *rt)
+{
+  return runs_build_fig(p, raw, -1, rt);
+}
 void runs_free(struct run_table *rt);
 
 /* The values of function f in column col (rt->self, ->total or ->calls). */

@@ -33,7 +33,7 @@
   function $(id) { return document.getElementById(id); }
 
   /* What '~' means, in the words of report and tree (prof_legend). */
-  var TILDE = '~ mostly probe cost (compensated by over twice what is left): may be off by half or more';
+  var TILDE = '~ mostly probe cost (over twice what is left was subtracted): may be off by half';
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -61,6 +61,10 @@
     }
     return s + ' ' + u[i][1];
   }
+
+  /* The ranking figure's name and a value of it: ns, or a count. */
+  function wname() { return diff ? 'elapsed' : (D.weight || 'elapsed'); }
+  function fmtW(v) { return diff || D.weight_time !== false ? fmtNs(v) : fmtCount(Math.round(v)); }
 
   function fmtCount(v) {
     var s = String(Math.round(v));
@@ -101,7 +105,8 @@
   }
 
   function funcCell(td, f, extra) {
-    if (!extra && F.throttled && F.throttled[f]) extra = '[throttled]';
+    if (!extra && F.unhooked && F.unhooked[f]) extra = '[unhooked]';
+    else if (!extra && F.throttled && F.throttled[f]) extra = '[throttled]';
     td.appendChild(document.createTextNode(fname(f)));
     var loc = floc(f);
     if (loc) td.appendChild(el('span', 'loc', '  (' + loc + ')'));
@@ -113,16 +118,20 @@
 
   /* Parent, subtree end, depth, horizontal start and exclusive time of every
   ** entry, from the preorder child counts: one pass with a stack. */
+  /* Widths come from g: the profile's ranking figure (T.w: cpu from the
+  ** samples in a sampled run, else elapsed), or elapsed time (a diff). */
   function prepare(T) {
     if (T.parent) return T;
-    var N = T.f.length, nk = T.n, t = T.t;
+    var N = T.f.length, nk = T.n, t = T.t, g = T.w || T.t;
     var parent = new Int32Array(N), end = new Int32Array(N), depth = new Int32Array(N);
     var start = new Float64Array(N), excl = new Float64Array(N), cursor = new Float64Array(N);
+    var gexcl = new Float64Array(N);
     var bexcl = diff ? new Float64Array(N) : null, bt = T.bt;
     var stk = new Int32Array(N + 1), rem = new Float64Array(N + 1), sp = 0, maxDepth = 0;
     for (var i = 0; i < N; i++) {
-      var ti = t[i];
+      var ti = t[i], gi = g[i];
       excl[i] = ti;
+      gexcl[i] = gi;
       if (diff) bexcl[i] = bt[i];
       if (sp) {
         var p = stk[sp - 1];
@@ -130,8 +139,9 @@
         depth[i] = depth[p] + 1;
         if (depth[i] > maxDepth) maxDepth = depth[i];
         start[i] = cursor[p];
-        cursor[p] += ti;
+        cursor[p] += gi;
         excl[p] -= ti;
+        gexcl[p] -= gi;
         if (diff) bexcl[p] -= bt[i];
         rem[sp - 1]--;
       } else {
@@ -146,6 +156,7 @@
     while (sp) end[stk[--sp]] = N;
     for (i = 0; i < N; i++) {
       if (excl[i] < 0) excl[i] = 0;
+      if (gexcl[i] < 0) gexcl[i] = 0;
       if (diff && bexcl[i] < 0) bexcl[i] = 0;
     }
     T.other = T.other || [];
@@ -154,6 +165,7 @@
     var open = {};
     for (i = 0; i < (T.open || []).length; i++) open[T.open[i]] = 1;
     T.parent = parent; T.end = end; T.depth = depth; T.start = start; T.excl = excl;
+    T.g = g; T.gexcl = gexcl;
     T.bexcl = bexcl; T.otherOf = other; T.openOf = open; T.maxDepth = maxDepth;
     return T;
   }
@@ -226,13 +238,13 @@
   function draw() {
     var T = cur, box = $('flame-box');
     var W = Math.max(200, box.clientWidth);
-    var z = zoom, tz = T.t[z], scale = tz > 0 ? W / tz : 0;
+    var z = zoom, tz = T.g[z], scale = tz > 0 ? W / tz : 0;
     var x0 = T.start[z], dz = T.depth[z], e = T.end[z];
     var xs = [], ws = [], rs = [], ns = [], maxRow = 0, deeper = false;
     var i = z;
     while (i < e) {
       var row = T.depth[i] - dz;
-      var w = i === z ? W : T.t[i] * scale;
+      var w = i === z ? W : T.g[i] * scale;
       if (i !== z && (w < 0.4 || row >= MAX_ROWS)) {
         if (row >= MAX_ROWS && w >= 0.4) deeper = true;
         i = T.end[i];
@@ -365,16 +377,20 @@
         tipRow(tb, 'timed calls [throttled]', fmtCount(T.tm[n]));
         c = T.tm[n];
       }
-      tipRow(tb, 'incl (inclusive)', ti + fmtNs(T.t[n]));
-      tipRow(tb, 'self (exclusive)', ts + fmtNs(T.excl[n]));
+      if (T.w && D.weight !== 'elapsed') {   /* the ranking figure first */
+        tipRow(tb, D.weight + ' incl', fmtW(T.w[n]));
+        tipRow(tb, D.weight + ' self', fmtW(T.gexcl[n]));
+      }
+      tipRow(tb, 'elapsed incl (inclusive)', ti + fmtNs(T.t[n]));
+      tipRow(tb, 'elapsed self (exclusive)', ts + fmtNs(T.excl[n]));
       if (n) {
         tipRow(tb, 'incl/call', ti + fmtNs(c ? T.t[n] / c : 0));
         tipRow(tb, 'self/call', ts + fmtNs(c ? T.excl[n] / c : 0));
         tipRow(tb, 'incl min (one call)', fmtNs(T.mn[n]));
         tipRow(tb, 'incl max (one call)', fmtNs(T.mx[n]));
       }
-      tipRow(tb, 'incl% of the tree', fmtPct(T.t[n], T.t[0]));
-      if (zoom) tipRow(tb, 'incl% of ' + nodeName(T, zoom), fmtPct(T.t[n], T.t[zoom]));
+      tipRow(tb, wname() + ' incl% of the tree', fmtPct(T.g[n], T.g[0]));
+      if (zoom) tipRow(tb, wname() + ' incl% of ' + nodeName(T, zoom), fmtPct(T.g[n], T.g[zoom]));
     } else {
       var na = D.base.runs || 1, nb = D['new'].runs || 1;
       var rows = [['calls per run', T.bc[n] / na, T.c[n] / nb, 1],
@@ -457,11 +473,11 @@
       if (!match[f]) continue;
       paths++;
       if (!funcs[f]) { funcs[f] = 1; nf++; }
-      if (i >= skip) { sum += T.t[i]; skip = T.end[i]; }
+      if (i >= skip) { sum += T.g[i]; skip = T.end[i]; }
     }
     $('search-result').textContent = nf ? nf + ' function' + (nf > 1 ? 's' : '') + ' in ' +
-      fmtCount(paths) + ' call path' + (paths > 1 ? 's' : '') + ' match: ' + fmtNs(sum) + ', ' +
-      fmtPct(sum, T.t[z]) + ' of ' + nodeName(T, z) : 'no match in ' + nodeName(T, z);
+      fmtCount(paths) + ' call path' + (paths > 1 ? 's' : '') + ' match: ' + fmtW(sum) + ', ' +
+      fmtPct(sum, T.g[z]) + ' of ' + nodeName(T, z) : 'no match in ' + nodeName(T, z);
   }
 
   /* ---- the table -------------------------------------------------------------- */
@@ -711,7 +727,8 @@
       dumpFacts(D.dumps).forEach(function (r) { fact(tb, r[0], r[1]); });
       fact(tb, 'threads', String(D.threads));
       fact(tb, 'calls', fmtCount(D.calls));
-      fact(tb, 'total time', fmtNs(D.total_ns) + ' (all threads, inclusive)');
+      fact(tb, 'total time', fmtNs(D.total_ns) + ' elapsed (all threads, inclusive)');
+      if (D.weight_line) fact(tb, 'ranked by', D.weight_line);
       if (D.flat.runs) {
         fact(tb, 'runs', D.flat.runs + ' (one per dump); time per run ' + fmtNs(D.flat.run_mean) + ', spread ' +
           fmtNs(D.flat.run_sd) + ' (sd), ' + fmtNs(D.flat.run_min) + ' to ' + fmtNs(D.flat.run_max));
@@ -763,7 +780,8 @@
       sw(mix(NEUTRAL, NEUTRAL, 0), 'noise or unchanged');
       sw(mix(WEAK, UP, 0.4), 'changed, no verdict (fewer than two runs on a side)');
     } else {
-      lg.appendChild(document.createTextNode('Width: incl (inclusive) time; self is exclusive time. Callers above ' +
+      lg.appendChild(document.createTextNode('Width: ' + wname() + ' incl (inclusive; ' + (D.weight_line || '') +
+        '); self is exclusive. Callers above ' +
         'callees, siblings largest first (as capprof tree). Click a node to zoom, the top node to zoom out; ' +
         'hover for its figures.'));
       sw('#d04fd8', 'search match');
