@@ -31,8 +31,9 @@
 **
 ** How: each patch is one 16-bit store within one 16-byte block (so within
 ** a cache line, which makes it atomic, and within one instruction-fetch
-** block), done while the page is writable (mprotect, then back to read and
-** execute) under a process-wide lock that is only ever tried, never waited
+** block), done while the page is writable (mprotect, then back to the protection it
+** had: code_prot; code the host made writable itself is written as it is,
+** execute-only code is never patched) under a process-wide lock that is only ever tried, never waited
 ** for. A thread running the code meanwhile executes either the old call,
 ** which the hooks handle as before (a throttled node), or the jump:
 ** the way LLVM's XRay patches its sleds in a running process. The
@@ -282,25 +283,86 @@ int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintp
 }
 
 /* Pages made writable by a patch in progress (under patch_lock), for a
-** fork child that inherits them so. */
+** fork child that inherits them so, and the protection to give them back. */
 static volatile uintptr_t open_first;
 static volatile size_t open_len;
+static volatile int open_prot;
 
-/* Make the pages of the n bytes at at writable (1), or read and execute
-** again (0); 0 on success. */
+/* One /proc/self/maps field: the hex number at *p, p moved past it. */
+static uintptr_t maps_hex(const char **p, const char *end)
+{
+  uintptr_t v = 0;
+  for (; *p < end; (*p)++) {
+    char c = **p;
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) break;
+    v = v << 4 | (uintptr_t)d;
+  }
+  return v;
+}
+
+/* The protection (PROT_*) of every page of [first, first + len), from
+** /proc/self/maps: the host may have made its code writable (self-modifying
+** code, hot patching) or execute-only, and a patch gives each page back what
+** it had. -1 when the range is not one protection or not mapped, or the
+** file cannot be read. Raw system calls (no cancellation point, no stdio);
+** a static buffer: under patch_lock. */
+static int code_prot(uintptr_t first, size_t len)
+{
+  static char buf[4096];
+  static char line[512];
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int prot = -1;
+  size_t ll = 0;
+  uintptr_t want = first, stop = first + len;
+  long n;
+  while (want < stop && (n = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
+    for (long i = 0; i < n && want < stop; i++) {
+      if (buf[i] != '\n') {
+        if (ll < sizeof line) line[ll++] = buf[i];
+        continue;
+      }
+      const char *q = line, *end = line + ll;
+      ll = 0;
+      uintptr_t lo = maps_hex(&q, end);
+      if (q == end || *q++ != '-') continue;
+      uintptr_t hi = maps_hex(&q, end);
+      if (end - q < 5 || *q++ != ' ' || want < lo || want >= hi) continue;
+      int p = (q[0] == 'r' ? PROT_READ : 0) | (q[1] == 'w' ? PROT_WRITE : 0) |
+              (q[2] == 'x' ? PROT_EXEC : 0);
+      if (prot >= 0 && p != prot) {
+        prot = -1;
+        break;
+      }
+      prot = p;
+      want = hi;
+    }
+  syscall(SYS_close, fd);
+  return want >= stop ? prot : -1;
+}
+
+/* Make the pages of the n bytes at at writable (1), or give them back their
+** protection (0); 0 on success. Only readable, executable code is patched
+** (an execute-only page stays so); code the host made writable itself is
+** written without a change of protection. */
 static int open_code(uintptr_t at, size_t n, int writable)
 {
   uintptr_t pg = (uintptr_t)os_page_size();
   uintptr_t first = at & ~(pg - 1), last = (at + n - 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
   if (!writable) {
-    mprotect((void *)first, len, PROT_READ | PROT_EXEC);
+    if (open_len) mprotect((void *)first, len, open_prot);
     open_len = 0;
     return 0;
   }
+  int prot = code_prot(first, len);
+  if (prot < 0 || (prot & (PROT_READ | PROT_EXEC)) != (PROT_READ | PROT_EXEC)) return -1;
+  if (prot & PROT_WRITE) return 0;               /* writable already: left as it is */
+  open_prot = prot;
   open_first = first;
   open_len = len;
-  if (mprotect((void *)first, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+  if (mprotect((void *)first, len, prot | PROT_WRITE) != 0) {
     open_len = 0;
     refused = 1;
     return -1;
@@ -969,10 +1031,10 @@ void unhook_fork_parent(void)
 }
 
 /* In a fork child: no patch is in progress (the thread that held the lock
-** is not there); a page it had made writable is made read and execute again. */
+** is not there); a page it had made writable gets its protection back. */
 void unhook_fork_child(void)
 {
-  if (open_len) mprotect((void *)open_first, open_len, PROT_READ | PROT_EXEC);
+  if (open_len) mprotect((void *)open_first, open_len, open_prot);
   open_len = 0;
   fork_held = 0;
   patch_lock = 0;

@@ -1,0 +1,46 @@
+#!/bin/sh
+# host.sh BUILD SRC CASE -- issue 33: the default never changes or kills its
+# host. Each case builds one hostile program with GCC's recommended hooks
+# (static runtime) and checks that it behaves as without capprof; races are
+# made deterministic by the runtime's test check points (src/patch/patch.h).
+set -eu
+build=$1 src=$2 case=$3
+here=$src/tests/harden
+work=$build/tests/harden-work/host-$case
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+capprof=$build/capprof
+command -v gcc >/dev/null || exit 77
+"$capprof" cflags gcc | grep -q mfentry || exit 77            # x86-64 only
+cflags=$("$capprof" cflags gcc)
+static=$("$capprof" ldflags --static)
+
+# build NAME SOURCE...: GCC's recommended hooks, static runtime.
+build_prog() {
+  name=$1; shift
+  # shellcheck disable=SC2086
+  gcc -O2 -g -fno-optimize-sibling-calls $cflags "$@" $static -o "$name"
+}
+
+# run NAME ARGS...: run with a dump in $work, exit status in $status.
+run() {
+  status=0
+  CAPPROF_OUTPUT="$work/$1.capprof" "./$@" > "$1.out" 2> "$1.err" || status=$?
+  cat "$1.out"
+  [ $status -eq 0 ] || { echo "FAIL: $1 exit status $status"; cat "$1.err"; exit 1; }
+}
+
+case $case in
+protect)            # case 1: unhooking keeps each page's protection
+  build_prog protect "$here/protect.c"
+  CAPPROF_UNHOOK=on run protect
+  grep -qx 'rwx_leaf page rwxp' protect.out
+  grep -qx 'xo_leaf page --xp' protect.out
+  "$capprof" report protect.capprof > report.txt
+  grep -q 'rwx_leaf .*\[unhooked\]' report.txt      # writable code is patched in place
+  if grep -q 'xo_leaf .*\[unhooked\]' report.txt; then
+    echo "FAIL: execute-only code patched"; exit 1
+  fi
+  ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+echo PASS
