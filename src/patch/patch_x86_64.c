@@ -66,7 +66,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,6 +105,71 @@ static uintptr_t exit_hook(uint32_t kind)
 
 static volatile uint32_t patch_lock;
 static volatile int refused;   /* mprotect failed once: never again */
+/* The thread holding patch_lock (its thread pointer; 0: none), and the
+** host's mprotect calls under way (the interposer below). */
+static volatile uintptr_t patch_owner;
+static volatile uint32_t host_protecting;
+static volatile uint32_t host_waited;
+
+static uintptr_t self_tp(void)
+{
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+}
+
+/* Try to take patch_lock for a patch: never waits. Fails while the host
+** changes a protection (a patch would race with it), or while another
+** patch or a fork holds the lock. */
+static int patch_try_lock(void)
+{
+  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_SEQ_CST)) return 0;
+  if (__atomic_load_n(&host_protecting, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+    return 0;
+  }
+  patch_owner = self_tp();
+  return 1;
+}
+
+static void patch_unlock(void)
+{
+  patch_owner = 0;
+  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The host's mprotect, interposed (weak: a program with its own keeps it):
+** a host thread that changes a protection while a patch is in progress
+** (made the page writable, not yet stored) would make the page read-only
+** under the runtime's store, SIGSEGV (issue 33 case 2). It waits for the
+** patch to end (microseconds: a patch waits for nothing, and runs with
+** every signal blocked), and a patch does not begin while one is under way
+** (patch_try_lock: the counter and the lock, each checked after the own is
+** set). The thread holding the lock (a fork handler of the program that
+** runs in our fork_prepare) never waits. A raw system call, or
+** pkey_mprotect, mmap over the code, are not seen: docs/runtime.md. */
+__attribute__((weak, visibility("default"))) CP_NOINSTR int mprotect(void *addr, size_t len, int prot)
+{
+  for (;;) {
+    __atomic_add_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&patch_lock, __ATOMIC_SEQ_CST) || patch_owner == self_tp()) break;
+    __atomic_sub_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&host_waited, 1, __ATOMIC_RELAXED);
+    while (__atomic_load_n(&patch_lock, __ATOMIC_ACQUIRE)) sched_yield();
+  }
+  long r = syscall(SYS_mprotect, addr, len, prot);
+  __atomic_sub_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
+  return (int)r;
+}
+
+/* The runtime's own protection changes: the system call itself. */
+static int protect(void *addr, size_t len, int prot)
+{
+  return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+void (*unhook_test_opened)(uintptr_t first, size_t len) CP_HIDDEN;
+uint32_t unhook_test_host_waits(void) { return __atomic_load_n(&host_waited, __ATOMIC_RELAXED); }
 
 /* Whether the n bytes at a lie in a loaded module's segments (which are
 ** mapped): a call's target or GOT slot is read only then. A site that is
@@ -352,7 +419,7 @@ static int open_code(uintptr_t at, size_t n, int writable)
   uintptr_t first = at & ~(pg - 1), last = (at + n - 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
   if (!writable) {
-    if (open_len) mprotect((void *)first, len, open_prot);
+    if (open_len) protect((void *)first, len, open_prot);
     open_len = 0;
     return 0;
   }
@@ -362,11 +429,12 @@ static int open_code(uintptr_t at, size_t n, int writable)
   open_prot = prot;
   open_first = first;
   open_len = len;
-  if (mprotect((void *)first, len, prot | PROT_WRITE) != 0) {
+  if (protect((void *)first, len, prot | PROT_WRITE) != 0) {
     open_len = 0;
     refused = 1;
     return -1;
   }
+  if (unhook_test_opened) unhook_test_opened(first, len);   /* the race, on purpose */
   return 0;
 }
 
@@ -643,7 +711,7 @@ static uintptr_t near_region(uintptr_t at)
       }
       for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++)
         unhook_near_code((unsigned char *)m + (size_t)k * COUNT_STUB_SIZE, k, (int32_t)off);
-      if (mprotect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
+      if (protect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
         munmap(m, NEAR_BYTES);
         near_failed = 1;                                /* no executable mappings */
         return 0;
@@ -984,9 +1052,18 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     if (l->seen >= 8 * LEARN_SAMPLES) drop(u, l);
     goto out;
   }
-  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) goto out;   /* next time */
+  /* Every signal blocked meanwhile: a handler's mprotect (the interposer
+  ** above) must not run between a page's opening and its store. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (!patch_try_lock()) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    goto out;                                  /* next time */
+  }
   int done = !refused && patch(l);
-  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+  patch_unlock();
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   uint64_t key = l->key;
   uint32_t kind = l->kind;
   drop(u, l);
@@ -1016,6 +1093,7 @@ void unhook_fork_prepare(void)
 {
   for (int i = 0; i < 100000; i++) {
     if (!__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) {
+      patch_owner = self_tp();
       fork_held = 1;
       return;
     }
@@ -1027,16 +1105,18 @@ void unhook_fork_parent(void)
 {
   if (!fork_held) return;
   fork_held = 0;
-  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+  patch_unlock();
 }
 
 /* In a fork child: no patch is in progress (the thread that held the lock
 ** is not there); a page it had made writable gets its protection back. */
 void unhook_fork_child(void)
 {
-  if (open_len) mprotect((void *)open_first, open_len, open_prot);
+  if (open_len) protect((void *)open_first, open_len, open_prot);
   open_len = 0;
   fork_held = 0;
+  host_protecting = 0;                 /* the other threads' calls are not here */
+  patch_owner = 0;
   patch_lock = 0;
 }
 

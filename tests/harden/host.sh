@@ -41,6 +41,12 @@ protect)            # case 1: unhooking keeps each page's protection
     echo "FAIL: execute-only code patched"; exit 1
   fi
   ;;
+mprotect_race)      # case 2: a host's mprotect of the code while it is patched
+  build_prog race "$here/mprotect_race.c" -lpthread
+  CAPPROF_UNHOOK=on run race
+  grep -qx 'raced 1' race.out                        # the check point was reached
+  "$capprof" report race.capprof | grep -q 'leaf .*\[unhooked\]'
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
