@@ -44,9 +44,9 @@
 ** SYNC_CORE, since 4.16: code_sync): no core runs stale bytes after it, and
 ** a multi-step write is never seen mixed; a core may still run the site
 ** between a store and that call, as with XRay (the kernel closes that window
-** for its own code with int3, which a process cannot). Without membarrier,
-** or under a seccomp filter, the single aligned stores are all there is,
-** and the dump says so per function. A 5-byte call
+** for its own code with int3, which a process cannot). Without membarrier
+** the single aligned stores are all there is, and the dump says so per
+** function; under a seccomp filter nothing is patched (seccomp_free). A 5-byte call
 ** is patched at its `e8` whether or not an addr32 prefix precedes it: that
 ** prefix on a short jump changes nothing. Each byte pattern is checked first,
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
@@ -441,15 +441,16 @@ static int open_code(uintptr_t at, size_t n, int writable)
 /* Whether the calling thread runs under no seccomp filter ("Seccomp:\t0"
 ** in its own status: filters are per thread unless installed for all, and
 ** /proc/self is the main thread's): a filter may kill the process for a
-** system call it does not allow rather than fail it, and membarrier is one
-** the runtime would otherwise add to what the host makes. Asked before
-** each patch (a filter can come at any time, and never goes); once a
-** filter is seen, no thread calls membarrier again. */
+** system call it does not allow rather than fail it: membarrier, which the
+** runtime would otherwise add to what the host makes, and the writable
+** and executable mprotect of a patch (a W^X policy). Asked before each
+** patch (a filter can come at any time, and never goes); once a filter is
+** seen, nothing is patched again (refused) and no thread calls membarrier. */
 static int filtered;
 static int seccomp_free(void)
 {
   if (filtered) return 0;
-  if (!posix_seccomp_none()) filtered = 1;
+  if (!posix_seccomp_none()) filtered = refused = 1;
   return !filtered;
 }
 
@@ -1061,7 +1062,7 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     goto out;                                  /* next time */
   }
-  int done = !refused && patch(l);
+  int done = !refused && seccomp_free() && patch(l);
   patch_unlock();
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   uint64_t key = l->key;

@@ -47,6 +47,14 @@ mprotect_race)      # case 2: a host's mprotect of the code while it is patched
   grep -qx 'raced 1' race.out                        # the check point was reached
   "$capprof" report race.capprof | grep -q 'leaf .*\[unhooked\]'
   ;;
+wx_filter)          # case 3: a filter that kills W+X mappings: nothing patched
+  build_prog wx "$here/wx_filter.c"
+  CAPPROF_UNHOOK=on run wx
+  grep -q '^ok ' wx.out
+  if "$capprof" report wx.capprof | grep -q '\[unhooked\]'; then
+    echo "FAIL: code patched under a seccomp filter"; exit 1
+  fi
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
