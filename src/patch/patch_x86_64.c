@@ -105,61 +105,26 @@ static uintptr_t exit_hook(uint32_t kind)
 
 static volatile uint32_t patch_lock;
 static volatile int refused;   /* mprotect failed once: never again */
-/* The thread holding patch_lock (its thread pointer; 0: none), and the
-** host's mprotect calls under way (the interposer below). */
-static volatile uintptr_t patch_owner;
-static volatile uint32_t host_protecting;
-static volatile uint32_t host_waited;
-
-static uintptr_t self_tp(void)
-{
-  uintptr_t tp;
-  __asm__("mov %%fs:0, %0" : "=r"(tp));
-  return tp;
-}
-
-/* Try to take patch_lock for a patch: never waits. Fails while the host
-** changes a protection (a patch would race with it), or while another
-** patch or a fork holds the lock. */
+/* Try to take patch_lock for a patch: never waits. Fails while another
+** patch or a fork holds the lock, or while the host changes a protection or
+** installs a seccomp filter (the OS layer's guard, src/posix/os_guard.c:
+** those host calls wait for the patch to end, and a patch may not overlap
+** them: a page made read-only under the store, a filter that kills the
+** membarrier after the check). */
 static int patch_try_lock(void)
 {
   if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_SEQ_CST)) return 0;
-  if (__atomic_load_n(&host_protecting, __ATOMIC_SEQ_CST)) {
+  if (!posix_guard_try()) {
     __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
     return 0;
   }
-  patch_owner = self_tp();
   return 1;
 }
 
 static void patch_unlock(void)
 {
-  patch_owner = 0;
+  posix_guard_release();
   __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* The host's mprotect, interposed (weak: a program with its own keeps it):
-** a host thread that changes a protection while a patch is in progress
-** (made the page writable, not yet stored) would make the page read-only
-** under the runtime's store, SIGSEGV (issue 33 case 2). It waits for the
-** patch to end (microseconds: a patch waits for nothing, and runs with
-** every signal blocked), and a patch does not begin while one is under way
-** (patch_try_lock: the counter and the lock, each checked after the own is
-** set). The thread holding the lock (a fork handler of the program that
-** runs in our fork_prepare) never waits. A raw system call, or
-** pkey_mprotect, mmap over the code, are not seen: docs/runtime.md. */
-__attribute__((weak, visibility("default"))) CP_NOINSTR int mprotect(void *addr, size_t len, int prot)
-{
-  for (;;) {
-    __atomic_add_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
-    if (!__atomic_load_n(&patch_lock, __ATOMIC_SEQ_CST) || patch_owner == self_tp()) break;
-    __atomic_sub_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&host_waited, 1, __ATOMIC_RELAXED);
-    while (__atomic_load_n(&patch_lock, __ATOMIC_ACQUIRE)) sched_yield();
-  }
-  long r = syscall(SYS_mprotect, addr, len, prot);
-  __atomic_sub_fetch(&host_protecting, 1, __ATOMIC_SEQ_CST);
-  return (int)r;
 }
 
 /* The runtime's own protection changes: the system call itself. */
@@ -169,7 +134,6 @@ static int protect(void *addr, size_t len, int prot)
 }
 
 void (*unhook_test_opened)(uintptr_t first, size_t len) CP_HIDDEN;
-uint32_t unhook_test_host_waits(void) { return __atomic_load_n(&host_waited, __ATOMIC_RELAXED); }
 
 /* Whether the n bytes at a lie in a loaded module's segments (which are
 ** mapped): a call's target or GOT slot is read only then. A site that is
@@ -1094,7 +1058,6 @@ void unhook_fork_prepare(void)
 {
   for (int i = 0; i < 100000; i++) {
     if (!__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) {
-      patch_owner = self_tp();
       fork_held = 1;
       return;
     }
@@ -1106,7 +1069,7 @@ void unhook_fork_parent(void)
 {
   if (!fork_held) return;
   fork_held = 0;
-  patch_unlock();
+  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
 }
 
 /* In a fork child: no patch is in progress (the thread that held the lock
@@ -1116,8 +1079,7 @@ void unhook_fork_child(void)
   if (open_len) protect((void *)open_first, open_len, open_prot);
   open_len = 0;
   fork_held = 0;
-  host_protecting = 0;                 /* the other threads' calls are not here */
-  patch_owner = 0;
+  posix_guard_forked();
   patch_lock = 0;
 }
 

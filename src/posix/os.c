@@ -216,8 +216,11 @@ void os_restore_errors(os_errsave s) { errno = s.err; }
 ** from a less privileged caller. */
 const char *os_getenv(const char *name) { return secure_getenv(name); }
 
+volatile int posix_filter_seen CP_HIDDEN;
+
 int posix_seccomp_none(void)
 {
+  if (__atomic_load_n(&posix_filter_seen, __ATOMIC_SEQ_CST)) return 0;
   int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
   if (fd < 0) {
     char path[64];

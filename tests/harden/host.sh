@@ -55,6 +55,11 @@ wx_filter)          # case 3: a filter that kills W+X mappings: nothing patched
     echo "FAIL: code patched under a seccomp filter"; exit 1
   fi
   ;;
+tsync_filter)       # case 4: a TSYNC filter from another thread during a patch
+  build_prog tsync "$here/tsync_filter.c" -lpthread
+  CAPPROF_UNHOOK=on run tsync
+  grep -qx 'raced 1' tsync.out
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS

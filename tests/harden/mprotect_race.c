@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 
 extern void (*unhook_test_opened)(uintptr_t first, size_t len);
-uint32_t unhook_test_host_waits(void);
+uint32_t posix_guard_waits(void);
 
 static volatile unsigned sink;
 static volatile uintptr_t page;
@@ -39,7 +39,7 @@ __attribute__((no_instrument_function)) static void opened(uintptr_t first, size
   page = first;
   page_len = len;
   __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE) && unhook_test_host_waits() == 0) sched_yield();
+  while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE) && posix_guard_waits() == 0) sched_yield();
 }
 
 int main(void)
