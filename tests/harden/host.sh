@@ -60,6 +60,12 @@ tsync_filter)       # case 4: a TSYNC filter from another thread during a patch
   CAPPROF_UNHOOK=on run tsync
   grep -qx 'raced 1' tsync.out
   ;;
+perf_filter)        # case 7: explicit sampling checks the filter for new threads
+  build_prog perf "$here/perf_filter.c" -lpthread
+  CAPPROF_SAMPLE=time:1ms run perf
+  grep -q '^ok ' perf.out
+  "$capprof" info perf.capprof > /dev/null
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
