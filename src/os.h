@@ -112,6 +112,14 @@ void os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, v
 ** NULL or empty. */
 void os_run_log_to(const char *log, const char *path) CP_HIDDEN;
 
+/* Thread cancellation (POSIX) off around the system calls a hook's slow
+** path makes, none of which may be where the host's thread is cancelled
+** (issue 33 case 8): os_cancel_off returns the old state, which
+** os_cancel_restore puts back (a cancel that came meanwhile stays pending,
+** for the host's next cancellation point). Nothing on Windows. */
+int os_cancel_off(void) CP_HIDDEN;
+void os_cancel_restore(int old) CP_HIDDEN;
+
 /* errno (and GetLastError on Windows) saved around slow paths. */
 typedef struct { int err; unsigned long winerr; } os_errsave;
 os_errsave os_save_errors(void) CP_HIDDEN;

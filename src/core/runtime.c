@@ -144,6 +144,7 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
   if (t) return t;                       /* set meanwhile */
   os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
   os_errsave e = os_save_errors();       /* (it may be an intercepted call) */
+  int cancel = os_cancel_off();          /* its system calls: not where the thread ends */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
   if (!cp_g.disabled && !cp_g.finished) {
@@ -169,6 +170,7 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     for (const struct cp_feature *const *p = cp_features; *p; p++)
       if ((*p)->thread_begin) (*p)->thread_begin();  /* sampling events of a later thread */
   }
+  os_cancel_restore(cancel);
   os_restore_errors(e);
   return t ? t : &busy_thread;
 }

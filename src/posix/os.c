@@ -212,6 +212,15 @@ os_errsave os_save_errors(void)
 
 void os_restore_errors(os_errsave s) { errno = s.err; }
 
+int os_cancel_off(void)
+{
+  int old = PTHREAD_CANCEL_ENABLE;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+void os_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
+
 /* secure_getenv: NULL in a setuid/setgid process, whose environment comes
 ** from a less privileged caller. */
 const char *os_getenv(const char *name) { return secure_getenv(name); }
@@ -221,11 +230,13 @@ volatile int posix_filter_seen CP_HIDDEN;
 int posix_seccomp_none(void)
 {
   if (__atomic_load_n(&posix_filter_seen, __ATOMIC_SEQ_CST)) return 0;
-  int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
-  if (fd < 0) {
+  /* System calls, not libc's open/read/close: no cancellation points (it
+  ** runs in hooks and patches). */
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {                                                       /* before Linux 3.17 */
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
   }
   if (fd < 0) return 0;
   /* Match "\nSeccomp:", blanks, then the mode's digit. */
@@ -234,7 +245,7 @@ int posix_seccomp_none(void)
   size_t matched = 0;
   int mode = -1, after = 0;               /* after: the key seen, blanks next */
   ssize_t n;
-  while (mode < 0 && (n = read(fd, buf, sizeof buf)) > 0)
+  while (mode < 0 && (n = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
     for (ssize_t i = 0; i < n && mode < 0; i++) {
       char c = buf[i];
       if (after) {
@@ -245,7 +256,7 @@ int posix_seccomp_none(void)
         matched = c == '\n';
       }
     }
-  close(fd);
+  syscall(SYS_close, fd);
   return mode == '0';                     /* a filter, or not said: not safe to assume none */
 }
 

@@ -242,6 +242,9 @@ void os_format_time(uint64_t realtime_ns, char *buf, size_t n)
 
 /* ---- errors, environment ------------------------------------------------ */
 
+int os_cancel_off(void) { return 0; }
+void os_cancel_restore(int old) { (void)old; }
+
 os_errsave os_save_errors(void)
 {
   os_errsave s = { errno, GetLastError() };

@@ -66,6 +66,19 @@ perf_filter)        # case 7: explicit sampling checks the filter for new thread
   grep -q '^ok ' perf.out
   "$capprof" info perf.capprof > /dev/null
   ;;
+cancel)             # case 8: the runtime's system calls are no cancellation points
+  build_prog cancel "$here/cancel.c" -lpthread
+  timeout 30 sh -c 'CAPPROF_OUTPUT="$1/cancel.capprof" ./cancel > cancel.out' sh "$work" ||
+    { echo "FAIL: cancel exit status $? (124: a hang)"; exit 1; }
+  cat cancel.out
+  grep -qx 'ran 20 of 20' cancel.out
+  if command -v g++ >/dev/null; then
+    # shellcheck disable=SC2086
+    g++ -O2 -g $cflags "$here/cancel_cxx.cpp" $static -o cancel_cxx
+    run cancel_cxx
+    grep -qx 'ran 1' cancel_cxx.out
+  fi
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
