@@ -326,6 +326,15 @@ static void read_cmdline(void)
   close(fd);
 }
 
+/* quick_exit() runs neither atexit handlers nor destructors: the dump is
+** written by an at_quick_exit handler, registered first so that it runs
+** after the program's own. */
+static CP_NOINSTR void quick_exit_cb(void)
+{
+  const struct os_callbacks *cb = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+  if (cb) cb->process_exit();
+}
+
 void os_process_init(const struct os_callbacks *cb)
 {
   callbacks = cb;
@@ -340,6 +349,7 @@ void os_process_init(const struct os_callbacks *cb)
   read_cmdline();
   pthread_key_create(&exit_key, thread_exit_cb);
   pthread_atfork(cb->fork_prepare, cb->fork_parent, cb->fork_child);
+  at_quick_exit(quick_exit_cb);           /* the dump, after the program's handlers */
 }
 
 /* ---- modules ----------------------------------------------------------------- */

@@ -79,6 +79,16 @@ cancel)             # case 8: the runtime's system calls are no cancellation poi
     grep -qx 'ran 1' cancel_cxx.out
   fi
   ;;
+quick_exit)         # case 14: quick_exit() writes the dump
+  build_prog quick "$here/quick_exit.c"
+  status=0
+  CAPPROF_OUTPUT="$work/quick.capprof" ./quick > quick.out 2> quick.err || status=$?
+  cat quick.out quick.err
+  [ $status -eq 3 ] || { echo "FAIL: exit status $status, not 3"; exit 1; }
+  grep -qx handler quick.out
+  [ "$(ls ./*.capprof)" = ./quick.capprof ] || { echo "FAIL: not one dump:"; ls; exit 1; }
+  "$capprof" report quick.capprof | grep -q ' 1,000 .* work '
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
