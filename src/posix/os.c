@@ -262,8 +262,27 @@ int posix_seccomp_none(void)
 
 int os_is_privileged(void) { return getauxval(AT_SECURE) != 0; }
 
+/* Descriptor 2 as the program began (os_process_init): a daemon may close
+** it and open a file of its own that takes the number; a line is written
+** only to the descriptor it began with. */
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+static int stderr_known;
+
+static void note_stderr(void)
+{
+  struct stat st;
+  if (fstat(2, &st) != 0) return;
+  stderr_dev = st.st_dev;
+  stderr_ino = st.st_ino;
+  stderr_known = 1;
+}
+
 void os_report(const char *msg)
 {
+  struct stat st;
+  if (!stderr_known || fstat(2, &st) != 0 || st.st_dev != stderr_dev || st.st_ino != stderr_ino)
+    return;                               /* not the program's stderr any more */
   size_t n = strlen(msg);
   ssize_t rc = write(2, msg, n);
   rc = write(2, "\n", 1);
@@ -338,6 +357,7 @@ static CP_NOINSTR void quick_exit_cb(void)
 void os_process_init(const struct os_callbacks *cb)
 {
   callbacks = cb;
+  note_stderr();
   ssize_t n = readlink("/proc/self/exe", cp_g.exe, sizeof cp_g.exe - 1);
   cp_g.exe[n > 0 ? n : 0] = '\0';
   const char *base = strrchr(cp_g.exe, '/');

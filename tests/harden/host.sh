@@ -89,6 +89,16 @@ quick_exit)         # case 14: quick_exit() writes the dump
   [ "$(ls ./*.capprof)" = ./quick.capprof ] || { echo "FAIL: not one dump:"; ls; exit 1; }
   "$capprof" report quick.capprof | grep -q ' 1,000 .* work '
   ;;
+stderr_file)        # case 15: diagnostics only to the descriptor 2 the program began with
+  build_prog daemon "$here/stderr_file.c"
+  CAPPROF_OUTPUT="$work/missing/dir/d.capprof" ./daemon data.txt > daemon.out 2> daemon.err
+  cat daemon.out data.txt daemon.err
+  grep -q '^ok ' daemon.out
+  [ "$(cat data.txt)" = "record 1" ] || { echo "FAIL: the data file holds more"; exit 1; }
+  # its descriptor 2 left alone: the line is there
+  CAPPROF_OUTPUT="$work/missing/dir/d.capprof" ./daemon data2.txt keep > keep.out 2> keep.err
+  grep -q '^capprof: ' keep.err || { echo "FAIL: no line on the original stderr"; exit 1; }
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
