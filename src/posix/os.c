@@ -570,6 +570,7 @@ static int map_errno(int e)
   case EACCES: case EPERM: case EROFS: return CAPPROF_EACCES;
   case ENOSPC: case EDQUOT: return CAPPROF_ENOSPC;
   case EFBIG: return CAPPROF_ELIMIT;
+  case EMFILE: case ENFILE: return CAPPROF_EMFILE;
   default: return CAPPROF_EIO;
   }
 }

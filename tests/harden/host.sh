@@ -99,6 +99,14 @@ stderr_file)        # case 15: diagnostics only to the descriptor 2 the program 
   CAPPROF_OUTPUT="$work/missing/dir/d.capprof" ./daemon data2.txt keep > keep.out 2> keep.err
   grep -q '^capprof: ' keep.err || { echo "FAIL: no line on the original stderr"; exit 1; }
   ;;
+emfile)             # case 16: a dump lost for lack of descriptors says so
+  build_prog emfile "$here/emfile.c"
+  (ulimit -n 64 && CAPPROF_OUTPUT="$work/e.capprof" ./emfile > emfile.out 2> emfile.err)
+  cat emfile.out emfile.err
+  grep -q '^ok ' emfile.out
+  grep -q '^capprof: .*: too many open files$' emfile.err ||
+    { echo "FAIL: the cause is not named"; exit 1; }
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
