@@ -107,6 +107,19 @@ emfile)             # case 16: a dump lost for lack of descriptors says so
   grep -q '^capprof: .*: too many open files$' emfile.err ||
     { echo "FAIL: the cause is not named"; exit 1; }
   ;;
+export_self)        # case 17: export refuses to overwrite its input, as merge does
+  build_prog stderr_prog "$here/stderr_file.c"
+  CAPPROF_OUTPUT="$work/d.capprof" ./stderr_prog data.txt keep > /dev/null
+  cp d.capprof keep.capprof
+  for out in d.capprof ./d.capprof "$work/d.capprof"; do
+    if "$capprof" export --format=json -o "$out" d.capprof 2> err.txt; then
+      echo "FAIL: export -o $out d.capprof succeeded"; exit 1
+    fi
+    grep -q 'the output would overwrite an input' err.txt
+    cmp -s d.capprof keep.capprof || { echo "FAIL: the dump was overwritten ($out)"; exit 1; }
+  done
+  "$capprof" export --format=json -o out.json d.capprof
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
