@@ -88,6 +88,10 @@ struct os_callbacks {
   void (*fork_parent)(void);
   void (*fork_child)(void);
   void (*process_exit)(void);
+  /* The calling thread is about to enter a mode where the runtime's next
+  ** system call would kill the process (POSIX: SECCOMP_MODE_STRICT): its
+  ** hooks record nothing from now on. */
+  void (*thread_aside)(void);
 };
 void os_process_init(const struct os_callbacks *cb) CP_HIDDEN;
 

@@ -66,10 +66,18 @@ static void mark_start(void)
   cp_g.start_ns = os_realtime_ns();
 }
 
+/* The calling thread steps aside (os.h, thread_aside): its hooks find the
+** busy state, record nothing and make no system call; what it recorded so
+** far stays in its tree, which the dump writes as a live thread's. */
+static void thread_aside(void)
+{
+  os_set_thread(&busy_thread);
+}
+
 /* What the OS layer calls back (os.h): it never names the runtime. */
 static const struct os_callbacks os_callbacks = {
   runtime_thread_exit, runtime_thread_retire, runtime_fork_prepare,
-  runtime_fork_parent, runtime_fork_child, runtime_atexit,
+  runtime_fork_parent, runtime_fork_child, runtime_atexit, thread_aside,
 };
 
 void runtime_init(void)

@@ -345,6 +345,12 @@ static void read_cmdline(void)
   close(fd);
 }
 
+void posix_thread_aside(void)
+{
+  const struct os_callbacks *cb = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+  if (cb && cb->thread_aside) cb->thread_aside();
+}
+
 /* quick_exit() runs neither atexit handlers nor destructors: the dump is
 ** written by an at_quick_exit handler, registered first so that it runs
 ** after the program's own. */

@@ -115,6 +115,16 @@ static int installs_filter(long n, long a)
   return n == SYS_seccomp || (n == SYS_prctl && a == PR_SET_SECCOMP);
 }
 
+/* Whether the call puts the calling thread in SECCOMP_MODE_STRICT: after
+** it only read, write, exit and sigreturn are allowed, and the runtime's
+** next system call in a hook would kill the process, so the thread's hooks
+** step aside first (posix_thread_aside). */
+static int enters_strict(long n, long a, long b)
+{
+  return (n == SYS_seccomp && a == SECCOMP_SET_MODE_STRICT) ||
+         (n == SYS_prctl && a == PR_SET_SECCOMP && b == SECCOMP_MODE_STRICT);
+}
+
 /* The interposers: weak, so that a program's own definition wins. */
 __attribute__((weak, visibility("default"))) CP_NOINSTR int mprotect(void *addr, size_t len, int prot)
 {
@@ -130,6 +140,7 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int prctl(int option, ..
   va_start(ap, option);
   long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long);
   va_end(ap);
+  if (enters_strict(SYS_prctl, option, a)) posix_thread_aside();
   if (installs_filter(SYS_prctl, option))
     return (int)set_errno(guarded(SYS_prctl, option, a, b, c, d, 0));
   return (int)set_errno(raw_syscall(SYS_prctl, option, a, b, c, d, 0));
@@ -142,6 +153,7 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR long syscall(long n, ...
   long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
   long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
   va_end(ap);
+  if (enters_strict(n, a, b)) posix_thread_aside();
   if (installs_filter(n, a)) return set_errno(guarded(n, a, b, c, d, e, f));
   return set_errno(raw_syscall(n, a, b, c, d, e, f));
 }

@@ -21,6 +21,9 @@ int posix_seccomp_none(void) CP_HIDDEN;
 ** interposed call (os_guard.c): posix_seccomp_none is 0 from then on, in
 ** every thread, whether or not the filter was installed for all. */
 extern volatile int posix_filter_seen CP_HIDDEN;
+/* The calling thread enters SECCOMP_MODE_STRICT (os_guard.c): the core's
+** thread_aside callback, before the mode is set. */
+void posix_thread_aside(void) CP_HIDDEN;
 
 /* The runtime's critical sections against the host's interposed calls
 ** (os_guard.c, x86-64): posix_guard_try takes the guard when no host call

@@ -26,7 +26,7 @@ if(Python3_FOUND AND TARGET capprof_tool)
 endif()
 
 # Issue 33: the default never changes or kills its host (tests/harden/host.sh).
-foreach(case protect mprotect_race wx_filter tsync_filter perf_filter cancel quick_exit stderr_file emfile export_self)
+foreach(case protect mprotect_race wx_filter tsync_filter perf_filter cancel quick_exit stderr_file emfile export_self strict)
   add_test(NAME harden.host.${case}
     COMMAND sh ${HARDEN_TESTS}/host.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${case})
   set_tests_properties(harden.host.${case} PROPERTIES SKIP_RETURN_CODE 77)

@@ -120,6 +120,13 @@ export_self)        # case 17: export refuses to overwrite its input, as merge d
   done
   "$capprof" export --format=json -o out.json d.capprof
   ;;
+strict)             # case 5: SECCOMP_MODE_STRICT in a thread: its hooks step aside
+  build_prog strict "$here/strict.c" -lpthread
+  run strict
+  grep -qx 'strict thread done' strict.out
+  grep -qx 'ok 1' strict.out
+  "$capprof" info strict.capprof > /dev/null
+  ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo PASS
