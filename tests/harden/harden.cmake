@@ -31,3 +31,9 @@ foreach(case protect mprotect_race wx_filter tsync_filter perf_filter cancel qui
     COMMAND sh ${HARDEN_TESTS}/host.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${case})
   set_tests_properties(harden.host.${case} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+
+# The hostile-program campaign at CI size (one run of each build); the bench
+# runs it with --full.
+add_test(NAME harden.campaign
+  COMMAND sh ${HARDEN_TESTS}/campaign.sh ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+set_tests_properties(harden.campaign PROPERTIES SKIP_RETURN_CODE 77)

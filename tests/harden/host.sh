@@ -44,7 +44,7 @@ protect)            # case 1: unhooking keeps each page's protection
 mprotect_race)      # case 2: a host's mprotect of the code while it is patched
   build_prog race "$here/mprotect_race.c" -lpthread
   CAPPROF_UNHOOK=on run race
-  grep -qx 'raced 1' race.out                        # the check point was reached
+  grep -qx 'raced 1' race.err                        # the check point was reached
   "$capprof" report race.capprof | grep -q 'leaf .*\[unhooked\]'
   ;;
 wx_filter)          # case 3: a filter that kills W+X mappings: nothing patched
@@ -58,7 +58,7 @@ wx_filter)          # case 3: a filter that kills W+X mappings: nothing patched
 tsync_filter)       # case 4: a TSYNC filter from another thread during a patch
   build_prog tsync "$here/tsync_filter.c" -lpthread
   CAPPROF_UNHOOK=on run tsync
-  grep -qx 'raced 1' tsync.out
+  grep -qx 'raced 1' tsync.err
   ;;
 perf_filter)        # case 7: explicit sampling checks the filter for new threads
   build_prog perf "$here/perf_filter.c" -lpthread

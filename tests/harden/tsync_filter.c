@@ -17,8 +17,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-extern void (*unhook_test_opened)(uintptr_t first, size_t len);
-uint32_t posix_guard_waits(void);
+/* The runtime's test check points (static runtime only; weak: the program
+** also runs in the campaign's other builds, tests/harden/campaign.sh,
+** where the race is left to chance). */
+extern void (*unhook_test_opened)(uintptr_t first, size_t len) __attribute__((weak));
+uint32_t posix_guard_waits(void) __attribute__((weak));
 
 static volatile unsigned sink;
 static volatile int go, done, raced;
@@ -56,12 +59,13 @@ __attribute__((no_instrument_function)) static void opened(uintptr_t first, size
 int main(void)
 {
   pthread_t th;
-  unhook_test_opened = opened;
+  if (&unhook_test_opened) unhook_test_opened = opened;
   if (pthread_create(&th, NULL, host, NULL) != 0) return 2;
   for (unsigned i = 0; i < 400000; i++) sink += leaf(i);
   __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
   pthread_join(th, NULL);
   for (unsigned i = 0; i < 400000; i++) sink += leaf(i);   /* under the filter now */
-  printf("raced %d\nok %u\n", raced, sink);
+  fprintf(stderr, "raced %d\n", raced);
+  printf("ok %u\n", sink);
   return 0;
 }
