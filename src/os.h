@@ -88,6 +88,10 @@ struct os_callbacks {
   void (*fork_parent)(void);
   void (*fork_child)(void);
   void (*process_exit)(void);
+  /* The calling thread is about to enter a mode where the runtime's next
+  ** system call would kill the process (POSIX: SECCOMP_MODE_STRICT): its
+  ** hooks record nothing from now on. */
+  void (*thread_aside)(void);
 };
 void os_process_init(const struct os_callbacks *cb) CP_HIDDEN;
 
@@ -111,6 +115,14 @@ void os_env_names(const char *prefix, void (*fn)(const char *name, size_t len, v
 ** by 'capprof run', which names the dumps at the end); nothing when log is
 ** NULL or empty. */
 void os_run_log_to(const char *log, const char *path) CP_HIDDEN;
+
+/* Thread cancellation (POSIX) off around the system calls a hook's slow
+** path makes, none of which may be where the host's thread is cancelled
+** (issue 33 case 8): os_cancel_off returns the old state, which
+** os_cancel_restore puts back (a cancel that came meanwhile stays pending,
+** for the host's next cancellation point). Nothing on Windows. */
+int os_cancel_off(void) CP_HIDDEN;
+void os_cancel_restore(int old) CP_HIDDEN;
 
 /* errno (and GetLastError on Windows) saved around slow paths. */
 typedef struct { int err; unsigned long winerr; } os_errsave;

@@ -55,13 +55,14 @@ extern "C" {
   X(EACCES,  -12,  "permission denied")                                   \
   X(ENOSPC,  -13,  "no space left on device")                             \
   X(EBUSY,   -14,  "the runtime lock is held")                            \
-  X(ENOTSUP, -15,  "not supported on this machine")
+  X(ENOTSUP, -15,  "not supported on this machine")                       \
+  X(EMFILE,  -16,  "too many open files")
 
 enum capprof_error {
 #define CAPPROF_ERR_ENUM_(name, value, text) CAPPROF_##name = value,
   CAPPROF_ERRNO_MAP(CAPPROF_ERR_ENUM_)
 #undef CAPPROF_ERR_ENUM_
-  CAPPROF_ERR_LAST_ = -16
+  CAPPROF_ERR_LAST_ = -17
 };
 
 /* Text for a CAPPROF_E* code; never NULL. */

@@ -66,10 +66,18 @@ static void mark_start(void)
   cp_g.start_ns = os_realtime_ns();
 }
 
+/* The calling thread steps aside (os.h, thread_aside): its hooks find the
+** busy state, record nothing and make no system call; what it recorded so
+** far stays in its tree, which the dump writes as a live thread's. */
+static void thread_aside(void)
+{
+  os_set_thread(&busy_thread);
+}
+
 /* What the OS layer calls back (os.h): it never names the runtime. */
 static const struct os_callbacks os_callbacks = {
   runtime_thread_exit, runtime_thread_retire, runtime_fork_prepare,
-  runtime_fork_parent, runtime_fork_child, runtime_atexit,
+  runtime_fork_parent, runtime_fork_child, runtime_atexit, thread_aside,
 };
 
 void runtime_init(void)
@@ -144,6 +152,7 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
   if (t) return t;                       /* set meanwhile */
   os_set_thread(&busy_thread);           /* hooks during set-up do nothing */
   os_errsave e = os_save_errors();       /* (it may be an intercepted call) */
+  int cancel = os_cancel_off();          /* its system calls: not where the thread ends */
   if (!cp_g.initialized) runtime_init();
   t = NULL;
   if (!cp_g.disabled && !cp_g.finished) {
@@ -169,6 +178,7 @@ CP_PROBE_CODE struct cp_thread *runtime_thread_slow(void)
     for (const struct cp_feature *const *p = cp_features; *p; p++)
       if ((*p)->thread_begin) (*p)->thread_begin();  /* sampling events of a later thread */
   }
+  os_cancel_restore(cancel);
   os_restore_errors(e);
   return t ? t : &busy_thread;
 }

@@ -96,9 +96,12 @@ CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
 CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32_t code)
 {
   (void)code;
+  struct cp_thread *t = posix_tls;
+  /* Busy (a nested hook, or a thread that stepped aside: its clock may be
+  ** forbidden, SECCOMP_MODE_STRICT): nothing, and no clock read. */
+  if (CP_UNLIKELY(t && t->gate == CP_GATE_BUSY)) return;
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
   uintptr_t sp = slot - SP_BIAS;
-  struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   sampler_ring_open(t);                  /* a hooked thread's first call: its ring */
   if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;

@@ -34,6 +34,9 @@ HOOK_API void __cyg_profile_func_exit(void *fn, void *site);
 CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t sp)
 {
   struct cp_thread *t = posix_tls;
+  /* Busy (a nested hook, or a thread that stepped aside: its clock may be
+  ** forbidden, SECCOMP_MODE_STRICT): nothing, and no clock read. */
+  if (CP_UNLIKELY(t && t->gate == CP_GATE_BUSY)) return;
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   sampler_ring_open(t);                  /* a hooked thread's first call: its ring */

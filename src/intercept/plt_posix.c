@@ -21,6 +21,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../posix/posix.h"
 #include "intercept.h"
@@ -103,7 +105,7 @@ static int is_stub(uintptr_t a)
 static void seal_chunk(void)
 {
   if (!chunk) return;
-  mprotect(chunk, CHUNK_BYTES, PROT_READ | PROT_EXEC);
+  syscall(SYS_mprotect, chunk, CHUNK_BYTES, PROT_READ | PROT_EXEC);   /* not the interposer */
   chunk = NULL;
 }
 
@@ -299,7 +301,7 @@ static void flush(const struct range *relro, uint64_t *patched)
     uintptr_t a = (uintptr_t)pend[i].slot;
     int in_relro = a >= relro->lo && a < relro->hi;
     if (in_relro && !opened && !failed) {
-      if (mprotect((void *)relro->lo, relro->hi - relro->lo, PROT_READ | PROT_WRITE) == 0)
+      if (syscall(SYS_mprotect, relro->lo, relro->hi - relro->lo, PROT_READ | PROT_WRITE) == 0)
         opened = 1;
       else
         failed = 1;
@@ -311,7 +313,7 @@ static void flush(const struct range *relro, uint64_t *patched)
     __atomic_store_n(pend[i].slot, (uintptr_t)pend[i].code, __ATOMIC_RELEASE);
     (*patched)++;
   }
-  if (opened) mprotect((void *)relro->lo, relro->hi - relro->lo, PROT_READ);
+  if (opened) syscall(SYS_mprotect, relro->lo, relro->hi - relro->lo, PROT_READ);
   npend = 0;
 }
 

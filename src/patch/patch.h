@@ -117,5 +117,9 @@ int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintp
 ** (attempted) so far. */
 int unhook_test_poke(uintptr_t at, size_t len, uintptr_t to, uint16_t jmp, int *synced) CP_HIDDEN;
 uint32_t unhook_syncs(void) CP_HIDDEN;
+/* Tests (tests/harden/host.sh): called in a patch right after a page was
+** made writable, before the store (where a host's mprotect or seccomp
+** filter would race with it). */
+extern void (*unhook_test_opened)(uintptr_t first, size_t len) CP_HIDDEN;
 
 #endif /* CAPPROF_PATCH_H */

@@ -31,8 +31,9 @@
 **
 ** How: each patch is one 16-bit store within one 16-byte block (so within
 ** a cache line, which makes it atomic, and within one instruction-fetch
-** block), done while the page is writable (mprotect, then back to read and
-** execute) under a process-wide lock that is only ever tried, never waited
+** block), done while the page is writable (mprotect, then back to the protection it
+** had: code_prot; code the host made writable itself is written as it is,
+** execute-only code is never patched) under a process-wide lock that is only ever tried, never waited
 ** for. A thread running the code meanwhile executes either the old call,
 ** which the hooks handle as before (a throttled node), or the jump:
 ** the way LLVM's XRay patches its sleds in a running process. The
@@ -43,9 +44,9 @@
 ** SYNC_CORE, since 4.16: code_sync): no core runs stale bytes after it, and
 ** a multi-step write is never seen mixed; a core may still run the site
 ** between a store and that call, as with XRay (the kernel closes that window
-** for its own code with int3, which a process cannot). Without membarrier,
-** or under a seccomp filter, the single aligned stores are all there is,
-** and the dump says so per function. A 5-byte call
+** for its own code with int3, which a process cannot). Without membarrier
+** the single aligned stores are all there is, and the dump says so per
+** function; under a seccomp filter nothing is patched (seccomp_free). A 5-byte call
 ** is patched at its `e8` whether or not an addr32 prefix precedes it: that
 ** prefix on a short jump changes nothing. Each byte pattern is checked first,
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
@@ -65,7 +66,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +105,35 @@ static uintptr_t exit_hook(uint32_t kind)
 
 static volatile uint32_t patch_lock;
 static volatile int refused;   /* mprotect failed once: never again */
+/* Try to take patch_lock for a patch: never waits. Fails while another
+** patch or a fork holds the lock, or while the host changes a protection or
+** installs a seccomp filter (the OS layer's guard, src/posix/os_guard.c:
+** those host calls wait for the patch to end, and a patch may not overlap
+** them: a page made read-only under the store, a filter that kills the
+** membarrier after the check). */
+static int patch_try_lock(void)
+{
+  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_SEQ_CST)) return 0;
+  if (!posix_guard_try()) {
+    __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+    return 0;
+  }
+  return 1;
+}
+
+static void patch_unlock(void)
+{
+  posix_guard_release();
+  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The runtime's own protection changes: the system call itself. */
+static int protect(void *addr, size_t len, int prot)
+{
+  return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+void (*unhook_test_opened)(uintptr_t first, size_t len) CP_HIDDEN;
 
 /* Whether the n bytes at a lie in a loaded module's segments (which are
 ** mapped): a call's target or GOT slot is read only then. A site that is
@@ -282,44 +314,107 @@ int unhook_patch_for(uintptr_t end, int exit, uint32_t kind, uintptr_t fn, uintp
 }
 
 /* Pages made writable by a patch in progress (under patch_lock), for a
-** fork child that inherits them so. */
+** fork child that inherits them so, and the protection to give them back. */
 static volatile uintptr_t open_first;
 static volatile size_t open_len;
+static volatile int open_prot;
 
-/* Make the pages of the n bytes at at writable (1), or read and execute
-** again (0); 0 on success. */
+/* One /proc/self/maps field: the hex number at *p, p moved past it. */
+static uintptr_t maps_hex(const char **p, const char *end)
+{
+  uintptr_t v = 0;
+  for (; *p < end; (*p)++) {
+    char c = **p;
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) break;
+    v = v << 4 | (uintptr_t)d;
+  }
+  return v;
+}
+
+/* The protection (PROT_*) of every page of [first, first + len), from
+** /proc/self/maps: the host may have made its code writable (self-modifying
+** code, hot patching) or execute-only, and a patch gives each page back what
+** it had. -1 when the range is not one protection or not mapped, or the
+** file cannot be read. Raw system calls (no cancellation point, no stdio);
+** a static buffer: under patch_lock. */
+static int code_prot(uintptr_t first, size_t len)
+{
+  static char buf[4096];
+  static char line[512];
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int prot = -1;
+  size_t ll = 0;
+  uintptr_t want = first, stop = first + len;
+  long n;
+  while (want < stop && (n = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
+    for (long i = 0; i < n && want < stop; i++) {
+      if (buf[i] != '\n') {
+        if (ll < sizeof line) line[ll++] = buf[i];
+        continue;
+      }
+      const char *q = line, *end = line + ll;
+      ll = 0;
+      uintptr_t lo = maps_hex(&q, end);
+      if (q == end || *q++ != '-') continue;
+      uintptr_t hi = maps_hex(&q, end);
+      if (end - q < 5 || *q++ != ' ' || want < lo || want >= hi) continue;
+      int p = (q[0] == 'r' ? PROT_READ : 0) | (q[1] == 'w' ? PROT_WRITE : 0) |
+              (q[2] == 'x' ? PROT_EXEC : 0);
+      if (prot >= 0 && p != prot) {
+        prot = -1;
+        break;
+      }
+      prot = p;
+      want = hi;
+    }
+  syscall(SYS_close, fd);
+  return want >= stop ? prot : -1;
+}
+
+/* Make the pages of the n bytes at at writable (1), or give them back their
+** protection (0); 0 on success. Only readable, executable code is patched
+** (an execute-only page stays so); code the host made writable itself is
+** written without a change of protection. */
 static int open_code(uintptr_t at, size_t n, int writable)
 {
   uintptr_t pg = (uintptr_t)os_page_size();
   uintptr_t first = at & ~(pg - 1), last = (at + n - 1) & ~(pg - 1);
   size_t len = (size_t)(last - first + pg);
   if (!writable) {
-    mprotect((void *)first, len, PROT_READ | PROT_EXEC);
+    if (open_len) protect((void *)first, len, open_prot);
     open_len = 0;
     return 0;
   }
+  int prot = code_prot(first, len);
+  if (prot < 0 || (prot & (PROT_READ | PROT_EXEC)) != (PROT_READ | PROT_EXEC)) return -1;
+  if (prot & PROT_WRITE) return 0;               /* writable already: left as it is */
+  open_prot = prot;
   open_first = first;
   open_len = len;
-  if (mprotect((void *)first, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+  if (protect((void *)first, len, prot | PROT_WRITE) != 0) {
     open_len = 0;
     refused = 1;
     return -1;
   }
+  if (unhook_test_opened) unhook_test_opened(first, len);   /* the race, on purpose */
   return 0;
 }
 
 /* Whether the calling thread runs under no seccomp filter ("Seccomp:\t0"
 ** in its own status: filters are per thread unless installed for all, and
 ** /proc/self is the main thread's): a filter may kill the process for a
-** system call it does not allow rather than fail it, and membarrier is one
-** the runtime would otherwise add to what the host makes. Asked before
-** each patch (a filter can come at any time, and never goes); once a
-** filter is seen, no thread calls membarrier again. */
+** system call it does not allow rather than fail it: membarrier, which the
+** runtime would otherwise add to what the host makes, and the writable
+** and executable mprotect of a patch (a W^X policy). Asked before each
+** patch (a filter can come at any time, and never goes); once a filter is
+** seen, nothing is patched again (refused) and no thread calls membarrier. */
 static int filtered;
 static int seccomp_free(void)
 {
   if (filtered) return 0;
-  if (!posix_seccomp_none()) filtered = 1;
+  if (!posix_seccomp_none()) filtered = refused = 1;
   return !filtered;
 }
 
@@ -581,7 +676,7 @@ static uintptr_t near_region(uintptr_t at)
       }
       for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++)
         unhook_near_code((unsigned char *)m + (size_t)k * COUNT_STUB_SIZE, k, (int32_t)off);
-      if (mprotect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
+      if (protect(m, NEAR_BYTES, PROT_READ | PROT_EXEC) != 0) {
         munmap(m, NEAR_BYTES);
         near_failed = 1;                                /* no executable mappings */
         return 0;
@@ -922,9 +1017,18 @@ CP_PROBE_CODE void unhook_seen(struct cp_thread *t, uint32_t node, uintptr_t sit
     if (l->seen >= 8 * LEARN_SAMPLES) drop(u, l);
     goto out;
   }
-  if (__atomic_exchange_n(&patch_lock, 1, __ATOMIC_ACQUIRE)) goto out;   /* next time */
-  int done = !refused && patch(l);
-  __atomic_store_n(&patch_lock, 0, __ATOMIC_RELEASE);
+  /* Every signal blocked meanwhile: a handler's mprotect (the interposer
+  ** above) must not run between a page's opening and its store. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (!patch_try_lock()) {
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    goto out;                                  /* next time */
+  }
+  int done = !refused && seccomp_free() && patch(l);
+  patch_unlock();
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   uint64_t key = l->key;
   uint32_t kind = l->kind;
   drop(u, l);
@@ -969,12 +1073,13 @@ void unhook_fork_parent(void)
 }
 
 /* In a fork child: no patch is in progress (the thread that held the lock
-** is not there); a page it had made writable is made read and execute again. */
+** is not there); a page it had made writable gets its protection back. */
 void unhook_fork_child(void)
 {
-  if (open_len) mprotect((void *)open_first, open_len, PROT_READ | PROT_EXEC);
+  if (open_len) protect((void *)open_first, open_len, open_prot);
   open_len = 0;
   fork_held = 0;
+  posix_guard_forked();
   patch_lock = 0;
 }
 

@@ -47,7 +47,9 @@ void *os_reserve(size_t size)
 
 int os_commit(void *addr, size_t size)
 {
-  return mprotect(addr, size, PROT_READ | PROT_WRITE) == 0 ? 0 : CAPPROF_ENOMEM;
+  /* the system call itself: the runtime's mprotect interposer
+  ** (src/patch/patch_x86_64.c) is for the host's calls */
+  return syscall(SYS_mprotect, addr, size, PROT_READ | PROT_WRITE) == 0 ? 0 : CAPPROF_ENOMEM;
 }
 
 void os_release(void *addr, size_t size)
@@ -210,17 +212,31 @@ os_errsave os_save_errors(void)
 
 void os_restore_errors(os_errsave s) { errno = s.err; }
 
+int os_cancel_off(void)
+{
+  int old = PTHREAD_CANCEL_ENABLE;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+void os_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
+
 /* secure_getenv: NULL in a setuid/setgid process, whose environment comes
 ** from a less privileged caller. */
 const char *os_getenv(const char *name) { return secure_getenv(name); }
 
+volatile int posix_filter_seen CP_HIDDEN;
+
 int posix_seccomp_none(void)
 {
-  int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
-  if (fd < 0) {
+  if (__atomic_load_n(&posix_filter_seen, __ATOMIC_SEQ_CST)) return 0;
+  /* System calls, not libc's open/read/close: no cancellation points (it
+  ** runs in hooks and patches). */
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {                                                       /* before Linux 3.17 */
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
   }
   if (fd < 0) return 0;
   /* Match "\nSeccomp:", blanks, then the mode's digit. */
@@ -229,7 +245,7 @@ int posix_seccomp_none(void)
   size_t matched = 0;
   int mode = -1, after = 0;               /* after: the key seen, blanks next */
   ssize_t n;
-  while (mode < 0 && (n = read(fd, buf, sizeof buf)) > 0)
+  while (mode < 0 && (n = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
     for (ssize_t i = 0; i < n && mode < 0; i++) {
       char c = buf[i];
       if (after) {
@@ -240,14 +256,33 @@ int posix_seccomp_none(void)
         matched = c == '\n';
       }
     }
-  close(fd);
+  syscall(SYS_close, fd);
   return mode == '0';                     /* a filter, or not said: not safe to assume none */
 }
 
 int os_is_privileged(void) { return getauxval(AT_SECURE) != 0; }
 
+/* Descriptor 2 as the program began (os_process_init): a daemon may close
+** it and open a file of its own that takes the number; a line is written
+** only to the descriptor it began with. */
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+static int stderr_known;
+
+static void note_stderr(void)
+{
+  struct stat st;
+  if (fstat(2, &st) != 0) return;
+  stderr_dev = st.st_dev;
+  stderr_ino = st.st_ino;
+  stderr_known = 1;
+}
+
 void os_report(const char *msg)
 {
+  struct stat st;
+  if (!stderr_known || fstat(2, &st) != 0 || st.st_dev != stderr_dev || st.st_ino != stderr_ino)
+    return;                               /* not the program's stderr any more */
   size_t n = strlen(msg);
   ssize_t rc = write(2, msg, n);
   rc = write(2, "\n", 1);
@@ -310,9 +345,25 @@ static void read_cmdline(void)
   close(fd);
 }
 
+void posix_thread_aside(void)
+{
+  const struct os_callbacks *cb = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+  if (cb && cb->thread_aside) cb->thread_aside();
+}
+
+/* quick_exit() runs neither atexit handlers nor destructors: the dump is
+** written by an at_quick_exit handler, registered first so that it runs
+** after the program's own. */
+static CP_NOINSTR void quick_exit_cb(void)
+{
+  const struct os_callbacks *cb = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+  if (cb) cb->process_exit();
+}
+
 void os_process_init(const struct os_callbacks *cb)
 {
   callbacks = cb;
+  note_stderr();
   ssize_t n = readlink("/proc/self/exe", cp_g.exe, sizeof cp_g.exe - 1);
   cp_g.exe[n > 0 ? n : 0] = '\0';
   const char *base = strrchr(cp_g.exe, '/');
@@ -324,6 +375,7 @@ void os_process_init(const struct os_callbacks *cb)
   read_cmdline();
   pthread_key_create(&exit_key, thread_exit_cb);
   pthread_atfork(cb->fork_prepare, cb->fork_parent, cb->fork_child);
+  at_quick_exit(quick_exit_cb);           /* the dump, after the program's handlers */
 }
 
 /* ---- modules ----------------------------------------------------------------- */
@@ -524,6 +576,7 @@ static int map_errno(int e)
   case EACCES: case EPERM: case EROFS: return CAPPROF_EACCES;
   case ENOSPC: case EDQUOT: return CAPPROF_ENOSPC;
   case EFBIG: return CAPPROF_ELIMIT;
+  case EMFILE: case ENFILE: return CAPPROF_EMFILE;
   default: return CAPPROF_EIO;
   }
 }

@@ -160,8 +160,11 @@ CP_PROBE_CODE void sampler_ring_open(struct cp_thread *t)
   int saved = errno;                           /* a hook's: the host's errno stays */
   struct ring r;
   memset(&r, 0, sizeof r);
-  /* A filter on this thread may kill the process for perf_event_open. */
+  /* A filter on this thread may kill the process for perf_event_open. No
+  ** cancellation point in a hook (its close, and what it reads). */
+  int cancel = os_cancel_off();
   int e = posix_seccomp_none() ? ring_map(s->interval, &r) : EPERM;
+  os_cancel_restore(cancel);
   if (e) {
     /* No lock: a fork child's handler runs here holding it. The note is
     ** written with the dump (sampler_note). */

@@ -201,9 +201,16 @@ static int perf_config(uint32_t code, uint32_t *type, unsigned long long *config
   return 0;
 }
 
-/* Open (disabled) an event for tid; the fd, or -1 with errno. */
+/* Open (disabled) an event for tid; the fd, or -1 with errno. Never under
+** a seccomp filter (EPERM): it may kill the process for perf_event_open,
+** a call the host itself may never make (issue 33 case 7; asked for each
+** thread, as the ring's set-up does, since a filter can come at any time). */
 static int perf_open(uint32_t code, uint64_t period, uint64_t tid)
 {
+  if (!posix_seccomp_none()) {
+    errno = EPERM;
+    return -1;
+  }
   struct perf_event_attr a;
   memset(&a, 0, sizeof a);
   unsigned long long config;

@@ -242,6 +242,9 @@ void os_format_time(uint64_t realtime_ns, char *buf, size_t n)
 
 /* ---- errors, environment ------------------------------------------------ */
 
+int os_cancel_off(void) { return 0; }
+void os_cancel_restore(int old) { (void)old; }
+
 os_errsave os_save_errors(void)
 {
   os_errsave s = { errno, GetLastError() };
@@ -534,6 +537,7 @@ static int map_error(DWORD e)
   case ERROR_ACCESS_DENIED: case ERROR_WRITE_PROTECT: case ERROR_SHARING_VIOLATION:
     return CAPPROF_EACCES;
   case ERROR_DISK_FULL: case ERROR_HANDLE_DISK_FULL: return CAPPROF_ENOSPC;
+  case ERROR_TOO_MANY_OPEN_FILES: return CAPPROF_EMFILE;
   default: return CAPPROF_EIO;
   }
 }

@@ -250,21 +250,6 @@ def main():
                                       lib["self_samples"] < 200):
                 fail("memset's samples not charged to libuser: %d, outer %d"
                      % (lib["self_samples"], outer["self_samples"]))
-    elif check == "unhook_unsynced":
-        # DUMP REPORT INFO: a program under a seccomp filter: every unhooked
-        # function patched without membarrier, and the report and info say so
-        report, info = open(dumps[1]).read(), open(dumps[2]).read()
-        gone = [f for f in doc["functions"] if f.get("unhooked_ns")]
-        print("unhooked under a seccomp filter: %d, synced: %s" %
-              (len(gone), sorted(set(str(f.get("unhooked_synced")) for f in gone))))
-        if len(gone) < 10:
-            fail("only %d functions unhooked under the filter" % len(gone))
-        if any(f.get("unhooked_synced") is not False for f in gone):
-            fail("a function said serialized under a seccomp filter")
-        if "were patched without serializing the other cores" not in report:
-            fail("report does not say the patches were not serialized:\n" + report)
-        if "patched without serializing the other cores" not in info:
-            fail("info does not say the patches were not serialized:\n" + info)
     elif check == "deeprec":
         # outer's own loop is ~90% of the run, rec (5 calls a round) ~10%:
         # rec unhooked from an inner call once took 99.6% of the samples

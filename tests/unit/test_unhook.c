@@ -354,6 +354,8 @@ static void test_patch_syncs(void **state)
     m[offs[k]] = 0xE8;
     memcpy(m + offs[k] + 1, &rel, 4);
   }
+  /* code: read and execute (a patch leaves pages that are not so alone) */
+  assert_int_equal(mprotect(m, 4096, PROT_READ | PROT_EXEC), 0);
   int want = sync_core_here(), synced = -1;
   uint32_t n0 = unhook_syncs();
   /* a jump over the call at 3 */
@@ -398,6 +400,7 @@ static void *filtered_patch(void *arg)
   memset(m, 0x90, 4096);
   m[3] = 0xE8;                                    /* call +0 */
   memset(m + 4, 0, 4);
+  if (mprotect(m, 4096, PROT_READ | PROT_EXEC) != 0) return NULL;
   uint32_t n0 = unhook_syncs();
   if (unhook_test_poke((uintptr_t)m + 3, 2, 0, 0x03EB, synced) != 0 || unhook_syncs() - n0 != 1 ||
       m[3] != 0xEB || m[4] != 0x03)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "export/export.h"
@@ -19,6 +20,16 @@ static const struct exporter *const formats[] = {
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
 struct export_opts export_opts;
+
+/* Whether the output out would be the input dump in (the same name, or the
+** same file under another name where the platform has inode numbers). */
+static int same_file(const char *out, const char *in)
+{
+  if (!strcmp(out, in)) return 1;
+  struct stat a, b;
+  return stat(out, &a) == 0 && stat(in, &b) == 0 && a.st_ino != 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
 
 int export_merged_tree(const struct profile *p, struct prof_thread *out)
 {
@@ -94,6 +105,9 @@ int cmd_export(int argc, char **argv)
   export_opts.out = out;
   if (optind >= argc)
     return 1 + tool_error("export: no dump given (usage: capprof export --format=F DUMP...)");
+  for (int i = optind; out && strcmp(out, "-") && i < argc; i++)
+    if (same_file(out, argv[i]))
+      return tool_error("export: %s: the output would overwrite an input", out);
   struct profile *p = prof_load_all(argc - optind, argv + optind);
   if (!p) return 1;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
