@@ -1040,7 +1040,6 @@ CP_PROBE_CODE void patch_stub_slot(uint64_t k)
     t->nodes[c].calls++;
     t->ucount[k] = &t->nodes[c].calls;
     t->uslot[k] = parent + 1;
-    if (cp_ring_pending(t)) cp_ring_drain(t);
   }
   t->debt += cp_now() - start;
 }
