@@ -79,6 +79,21 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
   fi
   echo "ok: paths"
   ;;
+unhook_split)       # f unhooked by thread A, then B's samples in f (unhook_split.c)
+  if ! python3 -c 'import os, sys
+paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
+    echo "SKIP: the kernel refuses perf_event_open here: no sampling, no unhooking"; exit 77
+  fi
+  flags=$("$capprof" cflags gcc)
+  if [ "$flags" = "${flags#-pg}" ]; then echo "SKIP: no unhooking on this target"; exit 77; fi
+  # shellcheck disable=SC2086
+  gcc -O2 -g -fno-optimize-sibling-calls $flags "$here/unhook_split.c" \
+    $("$capprof" ldflags --static) -lpthread -o usplit
+  env -u CAPPROF_SAMPLE -u CAPPROF_UNHOOK -u CAPPROF_THROTTLE \
+    CAPPROF_OUTPUT="$work/%n.%p.capprof" ./usplit | grep -q '^ok '
+  python3 "$here/unhook_split.py" "$capprof" usplit.*.capprof
+  ;;
 default)            # no CAPPROF_SAMPLE: hooked threads sampled through a ring buffer
   # Where this kernel does not let a program sample itself (perf_event_paranoid
   # above 2 without privilege), only the fallback is checked below.
