@@ -107,6 +107,10 @@ void unhook_fork_child(void) CP_HIDDEN;
 /* Whether pc is in a counting stub (the runtime's or one written near the
 ** program's code); async-signal-safe (sample.c). */
 int unhook_in_stub(uintptr_t pc) CP_HIDDEN;
+/* pc in a counting stub written near the program's code (an anonymous
+** mapping, which no symbolizer names): the same place in the runtime's own
+** stubs, cp_count_stubs; any other pc as it is. Async-signal-safe. */
+uintptr_t unhook_stub_home(uintptr_t pc) CP_HIDDEN;
 /* The patch unhooking would make for the hook call ending at end (exit:
 ** the exit hook's, else the entry hook's; fn: the function, for
 ** -finstrument-functions): 1 with the jump and where it goes, 0 when

@@ -223,6 +223,15 @@ static int is_stub(uintptr_t a)
 
 int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
+uintptr_t unhook_stub_home(uintptr_t pc)
+{
+  for (uint32_t r = 0; r < NEAR_REGIONS; r++) {
+    uintptr_t b = __atomic_load_n(&near_base[r], __ATOMIC_RELAXED);
+    if (b && pc >= b && pc < b + NEAR_BYTES) return (uintptr_t)cp_count_stubs + (pc - b);
+  }
+  return pc;
+}
+
 /* Calls counted by the stubs in threads with no state of their own
 ** (asm/fentry_x86_64.S, a locked add). */
 uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
