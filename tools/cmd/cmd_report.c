@@ -91,6 +91,10 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
       printf("  %s: %s calls counted, unhooked %s after start, later calls%s not counted\n",
              f->name, fmt_count(prof_all_calls(f), b, sizeof b),
              fmt_ns(f->unhooked_ns, c, sizeof c), f->ucalls ? " partly" : "");
+    else if (f->per_path > 0 && !f->ucalls)
+      printf("  %s: %s calls, those after it was unhooked %s after start counted on each\n"
+             "    call path\n", f->name, fmt_count(prof_all_calls(f), b, sizeof b),
+             fmt_ns(f->unhooked_ns, c, sizeof c));
     else
       printf("  %s: %s calls, %s of them after it was unhooked %s after start\n", f->name,
              fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),

@@ -1181,6 +1181,7 @@ void prof_flat(struct profile *p)
     p->funcs[f].unhooked_ns = 0;
     p->funcs[f].ucalls = 0;
     p->funcs[f].uncounted = 0;
+    p->funcs[f].per_path = 0;
     p->funcs[f].unsynced = p->funcs[f].sync_unknown = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
@@ -1269,6 +1270,16 @@ void prof_flat(struct profile *p)
       if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
       if (d->unhooked[r].flags & CPD_UNHOOKED_SYNC_UNKNOWN) f->sync_unknown = 1;
       else if (!(d->unhooked[r].flags & CPD_UNHOOKED_SYNCED)) f->unsynced = 1;
+      if (d->unhooked[r].flags & CPD_UNHOOKED_PER_PATH) {
+        /* Format 1.9: its later calls are in the nodes, each thread's and
+        ** path's, which every filter keeps; the record has those counted
+        ** in no tree, which a filter of threads or paths leaves out. */
+        if (!f->per_path) f->per_path = 1;
+        if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED) f->uncounted = 1;
+        else if (!p->ucalls_off) f->ucalls += d->unhooked[r].calls;
+        continue;
+      }
+      f->per_path = -1;
       if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED || p->ucalls_off) f->uncounted = 1;
       else f->ucalls += d->unhooked[r].calls;
     }

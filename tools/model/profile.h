@@ -74,6 +74,10 @@ struct prof_func {
                            ** counting stub (format 1.7), over dumps: not in
                            ** calls, which its times cover */
   int uncounted;           /* some dump's later calls of it were not counted */
+  int per_path;            /* 1: every dump that unhooked it counted its later
+                           ** calls per call path, in its nodes (format 1.9;
+                           ** ucalls: only those counted in no tree); -1: some
+                           ** dump did not; 0: never unhooked */
   int unsynced;            /* some dump patched it without serializing the
                            ** other cores (no CPD_UNHOOKED_SYNCED) */
   int sync_unknown;        /* some dump is older than format 1.8 */
