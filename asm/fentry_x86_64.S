@@ -85,11 +85,12 @@
 #define T_RING_HEAD   64
 #define T_RING_SEEN   72
 #define T_UNHOOK      240
-#define T_UCALLS      328
+#define T_UCOUNT      328
+#define T_USLOT       8520
 /* struct cp_unhook */
 #define U_ACTIVE      0
 #define UNHOOK_COUNTED 1024
-#define COUNT_STUB_SIZE 64
+#define COUNT_STUB_SIZE 128
 /* struct cp_node (48 bytes) */
 #define N_KEY         0
 #define N_PARENT      8
@@ -563,26 +564,36 @@ cp_calib_fentry:
  * function unhooked gets `call cp_count_stubs + COUNT_STUB_SIZE * k` at its
  * entry in place of its entry hook call, when the stub is within a rel32's
  * reach (the runtime linked into the program; else unhook.c writes the
- * same code near the program's), and the stub adds one to this thread's
- * ucalls[k]: its calls stay counted, at the cost of a call, two loads, an
- * add to memory, a test and a return (its return hook calls are jumped
- * over). Every 64th call of it in a thread it also goes to cp_stub_check,
- * which reads the thread's sampling ring when samples wait there (the
- * default sampling, sample/sample_posix.c): a loop whose callees were all unhooked
- * runs no hook, and its ring would fill up. It runs at the function's first
+ * same code near the program's). The stub counts the call per call path:
+ * when the node on top of the thread's shadow stack (the nearest hooked
+ * caller's path) is the one it saw last (uslot[k], node + 1), it adds one
+ * to the calls of that node's child for the function (*ucount[k]); else
+ * cp_stub_slot finds or makes that child (patch_stub_slot) and counts
+ * there. The fast path costs, over a plain call and return, a TLS load,
+ * two dependent loads (top frame, its node), a compare with a load, the
+ * pointer's load, an add to memory, a test, and a push and pop of RAX
+ * (bench/stubcost.c measures it against a per-function count). Every 64th
+ * call counted into a node it also goes to cp_stub_check, which reads the
+ * thread's sampling ring when samples wait there (the default sampling,
+ * sample/sample_posix.c): a loop whose callees were all unhooked runs no
+ * hook, and its ring would fill up. It runs at the function's first
  * instruction (fentry) or where the entry hook was called
  * (-finstrument-functions), so it may use only R11, which holds no
  * argument and no live value there (the static chain is R10), and the
- * flags. A thread with no state of its own (one whose only instrumented
- * code is unhooked) counts into unhook_nostate, with a locked add; the
- * stand-in state of a thread starting or ending counts into a field nobody
- * reads, as its hooks record nothing. 48 bytes, padded to 64:
- * test_unhook.c checks the layout. */
+ * flags; RAX is pushed and popped. A thread with no state of its own (one
+ * whose only instrumented code is unhooked) counts into unhook_nostate,
+ * with a locked add; the stand-in state of a thread starting or ending
+ * has no slot, and its calls are not counted, as its hooks record nothing.
+ * 79 bytes, padded to 128: test_unhook.c checks the layout.
+ *
+ * Stack at the stub (the function's first instruction, or its entry hook's
+ * place): rsp -> return into the function, rsp+8 -> the function's return
+ * address; below that the stub pushes RAX, then (slow path) k in its place. */
         .globl  cp_count_stubs
         .hidden cp_count_stubs
         .globl  cp_count_stubs_end
         .hidden cp_count_stubs_end
-        .p2align 6
+        .p2align 7
 cp_count_stubs:
         .set    stub_k, 0
         .rept   UNHOOK_COUNTED
@@ -590,13 +601,24 @@ cp_count_stubs:
         movq    %fs:(%r11), %r11
         test    %r11, %r11
         jz      1f
-        incq    T_UCALLS + 8 * stub_k(%r11)
-        testb   $63, T_UCALLS + 8 * stub_k(%r11)
+        push    %rax
+        movq    T_TOP(%r11), %rax
+        movl    F_NODE(%rax), %eax
+        incl    %eax
+        cmpl    %eax, T_USLOT + 4 * stub_k(%r11)
+        jne     2f
+        movq    T_UCOUNT + 8 * stub_k(%r11), %rax
+        incq    (%rax)
+        testb   $63, (%rax)
+        pop     %rax
         jz      cp_stub_check
         ret
+2:      pop     %rax
+        push    $stub_k
+        jmp     cp_stub_slot
 1:      lock incq unhook_nostate + 8 * stub_k(%rip)
         ret
-        .p2align 6
+        .p2align 7
         .set    stub_k, stub_k + 1
         .endr
 cp_count_stubs_end:
@@ -632,5 +654,43 @@ cp_stub_check:
         RESTORE_GPRS_AND_RETURN
         .cfi_endproc
         .size   cp_stub_check, .-cp_stub_check
+
+/* A counting stub's slow path: the node on top is not the one its slot
+ * counts under. Stack: k (pushed by the stub), the return into the
+ * function, the function's return address. Everything the function may
+ * still need is saved as in the hooks' slow paths; patch_stub_slot(k)
+ * retargets the slot and counts the call; k is dropped on return. */
+        .globl  cp_stub_slot
+        .hidden cp_stub_slot
+        .type   cp_stub_slot, @function
+        .p2align 4
+cp_stub_slot:
+        .cfi_startproc
+        .cfi_def_cfa_offset 16
+        PUSHQ   %rbp
+        .cfi_offset %rbp, -24
+        mov     %rsp, %rbp
+        .cfi_def_cfa_register %rbp
+        SAVE_GPRS
+        SAVE_XMMS
+        mov     8(%rbp), %rdi                   /* k */
+        call    patch_stub_slot
+        RESTORE_XMMS
+        mov     0(%rsp), %rax
+        mov     8(%rsp), %rdi
+        mov     16(%rsp), %r9
+        mov     24(%rsp), %r10
+        mov     32(%rsp), %r8
+        mov     40(%rsp), %rcx
+        mov     48(%rsp), %rdx
+        mov     56(%rsp), %rsi
+        mov     64(%rsp), %r11
+        leave
+        .cfi_def_cfa %rsp, 16
+        lea     8(%rsp), %rsp                   /* k */
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size   cp_stub_slot, .-cp_stub_slot
 
         .section .note.GNU-stack,"",@progbits

@@ -12,7 +12,7 @@
 #define CPD_MAGIC          "CAPPROF\0"
 #define CPD_MAGIC_LEN      8
 #define CPD_VERSION        1u     /* major: a reader refuses other majors */
-#define CPD_VERSION_MINOR  8u     /* minor: additions a v1 reader may skip */
+#define CPD_VERSION_MINOR  9u     /* minor: additions a v1 reader may skip */
 #define CPD_HEADER_SIZE    64u
 #define CPD_SECTION_SIZE   24u    /* one entry of the section table */
 #define CPD_NODE_SIZE      48u    /* one call-tree node record */
@@ -114,7 +114,9 @@ enum cpd_sample_method {
 ** counting stub counted after the patch, in every thread, or
 ** CPD_UNHOOKED_UNCOUNTED when its entry got no stub (then, and in 1.6
 ** dumps, its later calls are not counted). Format 1.8 adds u32 flags
-** (CPD_UNHOOKED_SYNCED) and u32 reserved (0). */
+** (CPD_UNHOOKED_SYNCED) and u32 reserved (0). Format 1.9 counts the later
+** calls per call path in the threads' trees (CPD_UNHOOKED_PER_PATH): the
+** record's calls are then only those counted where a thread had no tree. */
 #define CPD_UNHOOKED_REC_SIZE_MIN 16u
 #define CPD_UNHOOKED_REC_SIZE_CALLS 24u
 #define CPD_UNHOOKED_REC_SIZE 32u
@@ -127,6 +129,11 @@ enum cpd_sample_method {
 ** not say it of). */
 #define CPD_UNHOOKED_SYNCED 1u
 #define CPD_UNHOOKED_SYNC_UNKNOWN 2u
+/* Its later calls are counted in the trees, each in a node under the node
+** that was on top of the calling thread's shadow stack (the nearest hooked
+** caller's path), flagged CPD_NODE_THROTTLED (counted, not timed); the
+** record's calls are only those in no tree (format 1.9). */
+#define CPD_UNHOOKED_PER_PATH 4u
 /* SAMPLE_NODE_PCS (format 1.6): a pc with this bit set is not where the
 ** sample was, in a library, but the return address minus one of the
 ** executable's innermost call found on the stack above it. */

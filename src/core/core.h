@@ -63,8 +63,10 @@ struct cp_frame {
 ** dump, which reads it (racily, field by field) from another thread. The
 ** first cache line holds what the hooks touch. */
 /* Unhooked functions whose entry hook call became a call of a counting
-** stub (src/patch/patch_x86_64.c): the first this many. Stub k adds one to the
-** calling thread's cp_thread.ucalls[k]. */
+** stub (src/patch/patch_x86_64.c): the first this many. Stub k counts the
+** call in the calling thread's tree, in the child of the node on top of its
+** shadow stack (the nearest hooked caller's path) that
+** cp_thread.ucount[k] points at, while cp_thread.uslot[k] names that node. */
 #define CP_UNHOOK_COUNTED 1024u
 
 struct cp_thread {
@@ -113,9 +115,13 @@ struct cp_thread {
   uint32_t calibrating;       /* a calibration's scratch tree: never throttled */
   char name[64];              /* thread name, NUL-terminated */
 #if defined(__x86_64__) && !defined(_WIN32)
-  /* Calls of the k-th unhooked function counted by its stub in this thread
-  ** (unhook.c). Last: the hooks' fast paths read the first fields. */
-  uint64_t ucalls[CP_UNHOOK_COUNTED];
+  /* Counting stub k's one-entry cache (src/patch/patch_x86_64.c): the node
+  ** on top when it last took its slow path, plus one (0: none), and the
+  ** calls field of that node's child for the function, which it adds one
+  ** to while the top node is the same. Last: the hooks' fast paths read the
+  ** first fields. */
+  uint64_t *ucount[CP_UNHOOK_COUNTED];
+  uint32_t uslot[CP_UNHOOK_COUNTED];
 #endif
 };
 

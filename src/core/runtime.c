@@ -19,7 +19,12 @@ struct cp_global cp_g CP_ALIGNED(64);
 /* Installed as the thread state while a thread's state is being made, and for
 ** good when recording is impossible: its gate never matches, so the hooks go
 ** to runtime_sync, which tells them to do nothing. */
-static struct cp_thread busy_thread = { .gate = 0xFFFFFFFFu, .ring_head = &busy_thread.ring_seen };
+/* The stand-in state. Its top frame is there for the counting stubs, which
+** read the top node of any state (asm/fentry_x86_64.S): its slots are never
+** set, so they always take their slow path, which records nothing here. */
+static struct cp_frame busy_frame;
+static struct cp_thread busy_thread = { .top = &busy_frame, .gate = 0xFFFFFFFFu,
+                                        .ring_head = &busy_thread.ring_seen };
 
 #define DEFAULT_PATTERN  "%n.%p.capprof"
 

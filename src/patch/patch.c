@@ -2,7 +2,7 @@
 ** patch.c -- unhooking, the portable part: the records of the functions
 ** whose hooks were patched out (patch_x86_64.c does the patching; nothing
 ** is patched where patch_none.c stands in), the calls their counting stubs
-** counted (per thread, folded in as threads end), each thread's learning
+** counted in no thread's tree, each thread's learning
 ** state, and the feature's registration with the core. Whether to unhook
 ** (CAPPROF_UNHOOK) is throttling's decision (throttle.c).
 */
@@ -16,8 +16,8 @@
 #define MAX_UNHOOKED 4096u
 static struct { uint64_t key, ticks; uint32_t counted, synced; } unhooked[MAX_UNHOOKED];
 static volatile uint32_t unhooked_count;
-/* Calls counted by the stubs in threads that ended, less the counts live
-** threads had at the last capprof_reset (os_lock; modulo 2^64). */
+/* Less the calls the stubs counted in no tree at the last capprof_reset
+** (os_lock; modulo 2^64). */
 static uint64_t ended_calls[CP_UNHOOK_COUNTED];
 
 uint32_t unhook_record_count(void) { return unhooked_count; }
@@ -40,6 +40,12 @@ uint64_t unhook_calls(uint32_t k)
   return ended_calls[k] + patch_live_calls(k);
 }
 
+uint64_t unhook_key(uint32_t k)
+{
+  if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;
+  return unhooked[k].key;
+}
+
 void unhook_mark_unsynced(uint64_t key)
 {
   uint32_t n = __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE);
@@ -50,21 +56,20 @@ void unhook_mark_unsynced(uint64_t key)
 uint32_t unhook_flags(uint32_t k)
 {
   if (k >= __atomic_load_n(&unhooked_count, __ATOMIC_ACQUIRE)) return 0;
-  return unhooked[k].synced ? CPD_UNHOOKED_SYNCED : 0;
+  return (unhooked[k].synced ? CPD_UNHOOKED_SYNCED : 0) |
+         (unhooked[k].counted ? CPD_UNHOOKED_PER_PATH : 0);
 }
 
-void unhook_fold(struct cp_thread *t)
-{
-  patch_fold_calls(t, ended_calls);
-}
-
-/* capprof_reset: from now on, counting starts at each thread's counts as
-** they are (the threads go on counting from there: a thread rebuilds its
-** tree only at its next hook, and an unhooked function called meanwhile
-** must not lose those calls). Modulo 2^64: the sums come out right. */
+/* capprof_reset: the calls counted in no tree start again from 0, modulo
+** 2^64 (the counters are process-wide and go on counting). The calls
+** counted in trees go with the trees; every live thread's stub slots are
+** cleared, so that a thread that runs no hook before its next unhooked
+** call (one inside a long call across the reset) rebuilds its tree in the
+** stub's slow path and counts there, not in the tree the reset drops. */
 void unhook_counts_reset(void)
 {
   for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) ended_calls[k] = 0 - patch_live_calls(k);
+  for (struct cp_thread *t = cp_g.threads; t; t = t->next) patch_slots_clear(t);
 }
 
 /* A fork child: its only thread, self, starts from 0. */
@@ -101,20 +106,15 @@ struct cp_unhook *unhook_state(struct cp_thread *t)
 void unhook_thread_reset(struct cp_thread *t)
 {
   if (t->unhook) memset(t->unhook, 0, sizeof *t->unhook);
-
+  patch_slots_clear(t);
 }
 
 void unhook_thread_free(struct cp_thread *t)
 {
+  patch_slots_clear(t);
   if (!t->unhook) return;
   os_release(t->unhook, unhook_bytes());
   t->unhook = NULL;
-}
-
-static void thread_retired(struct cp_thread *t, const struct cp_ended *e)
-{
-  (void)e;
-  unhook_fold(t);
 }
 
 /* Unhooking's part in the core's life cycle (src/features.c): the records'
@@ -122,7 +122,6 @@ static void thread_retired(struct cp_thread *t, const struct cp_ended *e)
 ** process forks (the fork handlers are per platform). */
 const struct cp_feature patch_feature = {
   .name = "patch",
-  .thread_retired = thread_retired,
   .thread_reset = unhook_thread_reset,
   .thread_free = unhook_thread_free,
   .reset = unhook_counts_reset,

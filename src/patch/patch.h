@@ -56,33 +56,35 @@ uint32_t unhook_record_count(void) CP_HIDDEN;
 void unhook_log(uint64_t key, uint64_t ticks, int counted, int synced) CP_HIDDEN;
 typedef void (*unhook_fn)(void *ctx, uint64_t key, uint64_t ticks);
 void unhook_records(unhook_fn fn, void *ctx) CP_HIDDEN;
-/* The calls the k-th record's counting stub counted in every thread, live
-** or ended (under os_lock), or CPD_UNHOOKED_UNCOUNTED when its entry has no
-** stub. */
+/* The calls the k-th record's counting stub counted in threads with no
+** tree of their own (the others are in the trees' nodes), or
+** CPD_UNHOOKED_UNCOUNTED when its entry has no stub. */
 uint64_t unhook_calls(uint32_t k) CP_HIDDEN;
+/* The k-th record's key, or 0 when there is no such record yet. */
+uint64_t unhook_key(uint32_t k) CP_HIDDEN;
 /* CPD_UNHOOKED_* flags of the k-th record; the record of key is marked
 ** not synced (exit sites patched later without a core serialization). */
 uint32_t unhook_flags(uint32_t k) CP_HIDDEN;
 void unhook_mark_unsynced(uint64_t key) CP_HIDDEN;
-/* A thread's counts, added to the process-wide counts of ended threads and
-** cleared (runtime_thread_retire); counting restarted from the live
-** threads' counts as they are (capprof_reset); and from 0 in a fork child,
-** whose only thread is self. Under os_lock. */
-void unhook_fold(struct cp_thread *t) CP_HIDDEN;
+/* The counts in no tree restarted from the counters as they are
+** (capprof_reset), and from 0 in a fork child, whose only thread is self,
+** its stubs' slots cleared. Under os_lock. */
 void unhook_counts_reset(void) CP_HIDDEN;
 void unhook_counts_fork(struct cp_thread *self) CP_HIDDEN;
 /* The counting stubs' counts, per platform (src/patch/patch_x86_64.c;
-** patch_none.c: none, all 0): the calls of stub k counted so far in the
-** live threads and in threads with no state; t's counts added into
-** into[] and cleared (under os_lock); in a fork child, every count but
-** self's dropped and self's cleared. */
+** patch_none.c: none, all 0): the calls of stub k counted so far in
+** threads with no state; t's stub slots cleared (its tree is rebuilt or
+** freed: each stub takes its slow path again); in a fork child, the
+** counts in no tree dropped and self's slots cleared. */
 /* Calls counted by the stubs in threads with no state of their own
 ** (asm/fentry_x86_64.S, a locked add; x86-64 ELF only). */
 extern uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
 uint64_t patch_live_calls(uint32_t k) CP_HIDDEN;
-void patch_fold_calls(struct cp_thread *t, uint64_t *into) CP_HIDDEN;
+void patch_slots_clear(struct cp_thread *t) CP_HIDDEN;
+/* A counting stub's slow path (asm cp_stub_slot, x86-64 ELF). */
+void patch_stub_slot(uint64_t k) CP_HIDDEN;
 void patch_counts_fork(struct cp_thread *self) CP_HIDDEN;
-/* The code of counting stub k written near the program's code (48 bytes at
+/* The code of counting stub k written near the program's code (104 bytes at
 ** p; off: posix_tls's offset from the thread pointer; test_unhook.c). */
 void unhook_near_code(unsigned char *p, uint32_t k, int32_t off) CP_HIDDEN;
 /* Around fork (runtime.c): no patch in progress while the process forks. */
@@ -105,6 +107,10 @@ void unhook_fork_child(void) CP_HIDDEN;
 /* Whether pc is in a counting stub (the runtime's or one written near the
 ** program's code); async-signal-safe (sample.c). */
 int unhook_in_stub(uintptr_t pc) CP_HIDDEN;
+/* pc in a counting stub written near the program's code (an anonymous
+** mapping, which no symbolizer names): the same place in the runtime's own
+** stubs, cp_count_stubs; any other pc as it is. Async-signal-safe. */
+uintptr_t unhook_stub_home(uintptr_t pc) CP_HIDDEN;
 /* The patch unhooking would make for the hook call ending at end (exit:
 ** the exit hook's, else the entry hook's; fn: the function, for
 ** -finstrument-functions): 1 with the jump and where it goes, 0 when

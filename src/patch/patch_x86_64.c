@@ -16,8 +16,8 @@
 ** with the addr32 prefix the linker leaves under PIE, or `call *GOT(%rip)`)
 ** becomes a call of a counting stub (asm/fentry_x86_64.S, or the same code
 ** written near the program's code when the runtime is a shared library:
-** the k-th function unhooked calls the k-th stub, which adds one to the
-** thread's ucalls[k]), or, when no stub is free or in reach, a 2-byte short
+** the k-th function unhooked calls the k-th stub, which counts the call in
+** the thread's tree, per call path: patch_stub_slot), or, when no stub is free or in reach, a 2-byte short
 ** jump to the end of that call; each `call __return__` it was seen to
 ** return through becomes such a jump.
 **
@@ -52,9 +52,12 @@
 ** the call's target too (directly, or through the PLT's jump or a GOT slot).
 **
 ** What it costs the profile: an unhooked function's calls are no longer
-** timed, and counted per function only (by its stub, when it has one); its
+** timed; its stub, when it has one, counts them in the child of the node on
+** top of the shadow stack (the path of the nearest hooked caller), a node
+** marked not timed (CP_KEY_THROTTLED) made for it if there was none; its
 ** nodes keep what they had, and the dump lists it with the time it was
-** unhooked and the calls its stub counted (section UNHOOKED). Its time goes
+** unhooked and the calls its stub counted in threads with no tree
+** (section UNHOOKED). Its time goes
 ** to its caller's self, and samples in its code are charged back to it by
 ** program counter when it is a callee of the node on top
 ** (tools/model/profile.c). It stays unhooked in a fork child and after
@@ -86,7 +89,8 @@ void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 extern const unsigned char cp_count_stubs[] CP_HIDDEN, cp_count_stubs_end[] CP_HIDDEN;
 void cp_stub_check(void) CP_HIDDEN;            /* asm: a stub's 64th call reads the ring */
-#define COUNT_STUB_SIZE 64u            /* asm/fentry_x86_64.S */
+void cp_stub_slot(void) CP_HIDDEN;             /* asm: a stub's slow path (patch_stub_slot) */
+#define COUNT_STUB_SIZE 128u           /* asm/fentry_x86_64.S */
 
 /* The entry and exit hooks of each kind (CP_PROBE_*): GCC's -pg -mfentry
 ** pair, or -finstrument-functions' (whose key is the function, so that its
@@ -251,9 +255,21 @@ static int is_stub(uintptr_t a)
 
 int unhook_in_stub(uintptr_t pc) { return is_stub(pc); }
 
+uintptr_t unhook_stub_home(uintptr_t pc)
+{
+  for (uint32_t r = 0; r < NEAR_REGIONS; r++) {
+    uintptr_t b = __atomic_load_n(&near_base[r], __ATOMIC_RELAXED);
+    if (b && pc >= b && pc < b + NEAR_BYTES) return (uintptr_t)cp_count_stubs + (pc - b);
+  }
+  return pc;
+}
+
 /* Calls counted by the stubs in threads with no state of their own
 ** (asm/fentry_x86_64.S, a locked add). */
 uint64_t unhook_nostate[CP_UNHOOK_COUNTED] CP_HIDDEN;
+/* The key of the function stub k counts, stored before its call is
+** written (the record is logged after: a call meanwhile still counts). */
+static uint64_t stub_key[CP_UNHOOK_COUNTED];
 
 /* The patch for the hook call ending at end: where to write the 2-byte jump
 ** and its value. 0: patched already (a jump there to end, or a counting
@@ -605,40 +621,68 @@ static int in_reach(uintptr_t at, uintptr_t to)
 ** same code, for all CP_UNHOOK_COUNTED stubs at once, is written into pages
 ** mapped within reach (read and write, then read and execute: never both,
 ** and never changed again, so no thread can run a stub while its page is
-** not executable). Each: `mov %fs:OFF, %r11` (OFF: posix_tls's offset from
-** the thread pointer, the same in every thread: initial-exec TLS), `test
-** %r11, %r11; jz 1f; incq UCALLS+8k(%r11); testb $63, UCALLS+8k(%r11);
-** jz 2f; ret; 1: movabs $unhook_nostate+8k, %r11; lock incq (%r11); ret;
-** 2: jmp *cp_stub_check` (the address in the 8 bytes after the jump: the
-** runtime may be out of a rel32's reach). Under patch_lock. */
+** not executable). Each (offsets in bytes):
+**    0 mov %fs:OFF, %r11     (OFF: posix_tls's offset from the thread
+**                             pointer, the same in every thread: initial-exec TLS)
+**    9 test %r11, %r11; jz 60
+**   14 push %rax; mov (%r11), %rax; mov (%rax), %eax; inc %eax
+**   22 cmp %eax, USLOT+4k(%r11); jne 48
+**   31 mov UCOUNT+8k(%r11), %rax; incq (%rax); testb $63, (%rax); pop %rax
+**   45 jz 75; ret
+**   48 pop %rax; push $k; jmp *88(%rip-relative): cp_stub_slot
+**   60 movabs $unhook_nostate+8k, %r11; lock incq (%r11); ret
+**   75 jmp *96: cp_stub_check, R11 kept
+**   88 cp_stub_slot, 96 cp_stub_check (the runtime may be out of a rel32's
+**      reach)
+** Under patch_lock. */
 void unhook_near_code(unsigned char *p, uint32_t k, int32_t off)
 {
-  uint32_t disp = (uint32_t)(offsetof(struct cp_thread, ucalls) + 8u * k);
+  uint32_t uslot = (uint32_t)(offsetof(struct cp_thread, uslot) + 4u * k);
+  uint32_t ucount = (uint32_t)(offsetof(struct cp_thread, ucount) + 8u * k);
   uint64_t nostate = (uint64_t)(uintptr_t)&unhook_nostate[k];
   uint64_t check = (uint64_t)(uintptr_t)cp_stub_check;
+  uint64_t slot = (uint64_t)(uintptr_t)cp_stub_slot;
+  int32_t disp;
   static const unsigned char head[5] = { 0x64, 0x4C, 0x8B, 0x1C, 0x25 };   /* mov %fs:off, %r11 */
-  static const unsigned char mid[8] = { 0x4D, 0x85, 0xDB, 0x74, 0x12,      /* test; jz +18 */
-                                        0x49, 0xFF, 0x83 };                /* incq disp(%r11) */
-  static const unsigned char testb[3] = { 0x41, 0xF6, 0x83 };              /* testb $63, disp(%r11) */
+  static const unsigned char top[13] = { 0x4D, 0x85, 0xDB, 0x74, 0x2E,     /* test; jz 60 */
+                                         0x50, 0x49, 0x8B, 0x03,           /* push; mov (%r11),%rax */
+                                         0x8B, 0x00, 0xFF, 0xC0 };         /* mov (%rax),%eax; inc */
+  static const unsigned char cnt[10] = { 0x48, 0xFF, 0x00,                 /* incq (%rax) */
+                                         0xF6, 0x00, 0x3F, 0x58,           /* testb $63; pop %rax */
+                                         0x74, 0x1C, 0xC3 };               /* jz 75; ret */
   static const unsigned char lock_inc[5] = { 0xF0, 0x49, 0xFF, 0x03, 0xC3 }; /* lock incq (%r11); ret */
-  static const unsigned char jmp_lit[6] = { 0xFF, 0x25, 0, 0, 0, 0 };     /* jmp *0(%rip) */
   memset(p, 0xCC, COUNT_STUB_SIZE);                     /* int3 */
   memcpy(p, head, 5);
   memcpy(p + 5, &off, 4);
-  memcpy(p + 9, mid, 8);
-  memcpy(p + 17, &disp, 4);
-  memcpy(p + 21, testb, 3);
-  memcpy(p + 24, &disp, 4);
-  p[28] = 0x3F;
-  p[29] = 0x74;                                         /* jz +16: the ring's check */
-  p[30] = 0x10;
-  p[31] = 0xC3;                                         /* ret */
-  p[32] = 0x49;                                         /* movabs $nostate, %r11 */
-  p[33] = 0xBB;
-  memcpy(p + 34, &nostate, 8);
-  memcpy(p + 42, lock_inc, 5);
-  memcpy(p + 47, jmp_lit, 6);                           /* to cp_stub_check, R11 kept */
-  memcpy(p + 53, &check, 8);
+  memcpy(p + 9, top, 13);
+  p[22] = 0x41;                                         /* cmp %eax, uslot(%r11) */
+  p[23] = 0x39;
+  p[24] = 0x83;
+  memcpy(p + 25, &uslot, 4);
+  p[29] = 0x75;                                         /* jne 48 */
+  p[30] = 0x11;
+  p[31] = 0x49;                                         /* mov ucount(%r11), %rax */
+  p[32] = 0x8B;
+  p[33] = 0x83;
+  memcpy(p + 34, &ucount, 4);
+  memcpy(p + 38, cnt, 10);
+  p[48] = 0x58;                                         /* pop %rax */
+  p[49] = 0x68;                                         /* push $k */
+  memcpy(p + 50, &k, 4);
+  p[54] = 0xFF;                                         /* jmp *88 */
+  p[55] = 0x25;
+  disp = 88 - 60;
+  memcpy(p + 56, &disp, 4);
+  p[60] = 0x49;                                         /* movabs $nostate, %r11 */
+  p[61] = 0xBB;
+  memcpy(p + 62, &nostate, 8);
+  memcpy(p + 70, lock_inc, 5);
+  p[75] = 0xFF;                                         /* jmp *96 */
+  p[76] = 0x25;
+  disp = 96 - 81;
+  memcpy(p + 77, &disp, 4);
+  memcpy(p + 88, &slot, 8);
+  memcpy(p + 96, &check, 8);
 }
 
 static uintptr_t near_region(uintptr_t at)
@@ -764,6 +808,7 @@ static int patch(const struct cp_unhook_learn *l)
     if (k < CP_UNHOOK_COUNTED && (((len == 5 || len == 6) && jmp == (len == 5 ? 0x03EB : 0x04EB)) ||
                                   (len == 12 && jmp == 0x0AEB)))
       stub = stub_for(k, at);
+    if (stub) __atomic_store_n(&stub_key[k], l->key, __ATOMIC_RELEASE);   /* before its call */
     counted = stub && poke_call(at, len, stub, jmp) == 0;
     if (!counted && (refused || poke16(at, jmp) != 0)) return 0;   /* exits untouched */
   }
@@ -1085,25 +1130,49 @@ void unhook_fork_child(void)
 
 /* ---- the counting stubs' counts (throttle.c keeps the records) --------- */
 
-uint64_t patch_live_calls(uint32_t k)
+/* Stub k's slow path (asm cp_stub_slot): the node on top of the calling
+** thread's shadow stack is not the one its slot counts under. Find or make
+** that node's child for the function (not timed: CP_KEY_THROTTLED, as a
+** throttled node's calls that are counted only), count the call there and
+** point the slot at it. Every register the function may need was saved; a
+** slow path of the thread's, its time is left out of every call's (debt).
+** A thread out of step with cp_g.gate is brought in line as its hooks
+** would (runtime_sync: its tree rebuilt after capprof_reset, which cleared
+** every slot); paused, or busy in a slow path, it records nothing, as its
+** hooks do not. */
+CP_PROBE_CODE void patch_stub_slot(uint64_t k)
 {
-  uint64_t n = 0;
-  for (const struct cp_thread *t = cp_g.threads; t; t = t->next)
-    n += __atomic_load_n(&t->ucalls[k], __ATOMIC_RELAXED);
-  return n + __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
+  struct cp_thread *t = posix_tls;
+  if (!t || k >= CP_UNHOOK_COUNTED || !runtime_thread_real(t)) return;
+  if (t->gate != cp_g.gate && runtime_sync(t)) return;
+  uint64_t start = cp_now();
+  uint64_t key = __atomic_load_n(&stub_key[k], __ATOMIC_ACQUIRE);
+  if (!key) key = unhook_key((uint32_t)k);     /* logged without a patch (tests) */
+  if (key) {
+    uint32_t parent = t->top->node;
+    uint32_t c = calltree_lookup(t, parent, key | CP_KEY_THROTTLED);
+    t->nodes[c].calls++;
+    t->ucount[k] = &t->nodes[c].calls;
+    t->uslot[k] = parent + 1;
+  }
+  t->debt += cp_now() - start;
 }
 
-void patch_fold_calls(struct cp_thread *t, uint64_t *into)
+/* Calls the stubs counted in no tree: in threads with no state. */
+uint64_t patch_live_calls(uint32_t k)
 {
-  for (uint32_t k = 0; k < CP_UNHOOK_COUNTED; k++) {
-    into[k] += t->ucalls[k];
-    t->ucalls[k] = 0;
-  }
+  return __atomic_load_n(&unhook_nostate[k], __ATOMIC_RELAXED);
+}
+
+/* t's stub slots point at nodes of a tree that is rebuilt or given back:
+** every one must take its slow path again. */
+void patch_slots_clear(struct cp_thread *t)
+{
+  memset(t->uslot, 0, sizeof t->uslot);
 }
 
 void patch_counts_fork(struct cp_thread *self)
 {
   memset(unhook_nostate, 0, sizeof unhook_nostate);
-  if (self) memset(self->ucalls, 0, sizeof self->ucalls);
+  if (self) patch_slots_clear(self);
 }
-

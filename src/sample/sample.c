@@ -193,10 +193,15 @@ static int in_probe(uint64_t pc)
 {
   return (pc >= PROBE_LO && pc < PROBE_HI) || unhook_in_stub((uintptr_t)pc);
 }
+/* A stack's address in such a stub is named as the runtime's own stubs. */
+static uint64_t stub_home(uint64_t a) { return (uint64_t)unhook_stub_home((uintptr_t)a); }
 #elif defined(PROBE_LO)
 static int in_probe(uint64_t pc) { return pc >= PROBE_LO && pc < PROBE_HI; }
 #else
 static int in_probe(uint64_t pc) { (void)pc; return 0; }
+#endif
+#if !(defined(PROBE_LO) && defined(CAPPROF_HAVE_FENTRY))
+static uint64_t stub_home(uint64_t a) { return a; }
 #endif
 
 /* Charge the sample to the node on top of tree's shadow stack: to its
@@ -356,15 +361,16 @@ static int record_stack(struct sample_thread *st, const uint64_t *out, int n)
 {
   uint32_t parent = 0;
   for (int i = n - 1; i >= 0; i--) {
-    uint32_t s = snode_slot(st, parent, out[i]), idx;
+    uint64_t a = stub_home(out[i]);
+    uint32_t s = snode_slot(st, parent, a), idx;
     while ((idx = st->table[s]) != 0) {
-      if (st->nodes[idx].addr == out[i] && st->nodes[idx].parent == parent) break;
+      if (st->nodes[idx].addr == a && st->nodes[idx].parent == parent) break;
       s = (s + 1) & st->mask;
     }
     if (!idx) {
       idx = st->nnodes;
       if (idx >= SAMPLE_STACK_NODES) return -1;
-      st->nodes[idx].addr = out[i];
+      st->nodes[idx].addr = a;
       st->nodes[idx].parent = parent;
       st->nodes[idx].self = 0;
       CP_BARRIER();

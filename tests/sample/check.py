@@ -223,8 +223,8 @@ def main():
                 if f["calls"] != want[n]:
                     fail("%s: %d calls (%d after unhooking), the program made %d"
                          % (n, f["calls"], f["unhooked_calls"], want[n]))
-                if f["unhooked_calls"] <= 0 or before >= want[n]:
-                    fail("%s unhooked, but %d of its calls counted after" % (n, f["unhooked_calls"]))
+                # format 1.9: the calls after unhooking are in the trees, per
+                # call path (unhooked_calls: only those counted in no tree)
             print("unhooked and counted exactly after: %d of %d" % (counted, len(gone)))
             # every store into code followed by a core serialization of the
             # process's threads, where this kernel offers it (unhook.c)
@@ -239,9 +239,8 @@ def main():
                 fail("only %d of %d unhooked functions counted after" % (counted, len(gone)))
             # while sampling, throttling decides at 10,000 calls (100,000
             # otherwise); then ~1,500 more calls to learn the hook calls
-            if "leaf" in gone and leaf["calls"] - leaf.get("unhooked_calls", 0) >= 50000:
-                fail("leaf unhooked after %d calls: not decided at 10,000"
-                     % (leaf["calls"] - leaf.get("unhooked_calls", 0)))
+            # (when: the calls before unhooking are no longer told apart
+            # from the stub's, which count in the same node, not timed)
             # libuser's time is the C library's memset, which the stack
             # scan charges to it though its node is no longer on top
             # (without the scan: libuser 311 samples, outer 12,180; with it,
@@ -279,13 +278,16 @@ def main():
         tid = str(doc["threads"][0]["tid"])
         rep = subprocess.run([capprof, "report", "--thread=" + tid, dumps[0]], check=True,
                              capture_output=True, text=True).stdout
-        if "counted\n    for the whole process only" not in rep:
-            fail("--thread: the calls after unhooking not said to be the process's:\n" + rep)
+        # format 1.9: the calls after unhooking are the thread's own, in its
+        # tree; nothing is left out, and report does not say so
+        if "for the whole process only" in rep:
+            fail("--thread: the calls after unhooking said to be the process's:\n" + rep)
         m = func(json.loads(subprocess.run([capprof, "export", "--format=json", "--thread=" + tid,
                                             dumps[0]], check=True, capture_output=True,
                                            text=True).stdout), "mid")
-        if m["calls"] >= mids:
-            fail("--thread: mid has %d calls, the process's after unhooking added" % m["calls"])
+        # format 1.9: the calls after unhooking are in the thread's own tree
+        if m["calls"] != mids:
+            fail("--thread: mid has %d calls, the program made %d in that thread" % (m["calls"], mids))
     elif check == "unhook_threads":
         # DUMP OUT: tiny unhooked, its calls in all threads counted exactly
         words = open(dumps[1]).read().split()

@@ -520,6 +520,65 @@ static void unhooked_sync_flags(void **state)
   free(buf);
 }
 
+/* What was unhooked is a fact of the process (issue 36): thread A called f
+** before it was unhooked (a node of f under its caller), thread B only
+** after, through f's counting stub in an older dump without per-path
+** counts (no node of f). B's samples whose program counter is in f, on
+** the caller's node, go to f under that caller in B too, not to the
+** caller. */
+static void unhooked_in_every_thread(void **state)
+{
+  (void)state;
+  static const struct cpd_node a_nodes[] = {
+    ROOT,
+    { F(0x10), 0, 0, 1, 1000, 1000, 1000 },
+    { F(0x30), 1, 0, 100, 100, 1, 1 },
+  };
+  static const struct cpd_node b_nodes[] = {
+    ROOT,
+    { F(0x10), 0, 0, 1, 1000, 1000, 1000 },
+  };
+  struct fixture f;
+  setup_dump(&f, a_nodes, 3);
+  struct cpd_thread th[2];
+  th[0] = f.t;
+  th[1] = f.t;
+  th[1].tid = 2;
+  th[1].name = "B";
+  th[1].node_count = 2;
+  th[1].nodes = (struct cpd_node *)b_nodes;
+  f.d.nthreads = 2;
+  f.d.threads = th;
+  struct cpd_unhooked u = { F(0x30), 5, 0, CPD_UNHOOKED_SYNCED };
+  f.d.nunhooked = 1;
+  f.d.unhooked = &u;
+  struct cpd_dump *d = roundtrip(&f.d);
+  assert_int_equal(d->nthreads, 2);
+  /* B's samples: 70 on its caller's node, 60 of them with the pc in f */
+  d->threads[1].samples = calloc(2, sizeof *d->threads[1].samples);
+  d->threads[1].pcs = calloc(1, sizeof *d->threads[1].pcs);
+  assert_non_null(d->threads[1].samples);
+  assert_non_null(d->threads[1].pcs);
+  d->threads[1].samples[1] = 70;
+  d->threads[1].pcs[0] = (struct cpd_node_pc){ 1, F(0x30), 60 };
+  d->threads[1].npcs = 1;
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, d), 0);
+  const struct prof_thread *b = &p->threads[1];
+  assert_int_equal(b->tid, 2);
+  uint32_t fn = prof_find_func(p, "synth+0x30"), found = 0;
+  assert_true(fn != PROF_NONE);
+  for (uint32_t i = 1; i < b->nnodes; i++) {
+    if (b->nodes[i].func != fn) continue;
+    found = 1;
+    assert_int_equal(b->nodes[i].parent, 1);
+    assert_int_equal(b->nodes[i].s_self, 60);
+  }
+  assert_true(found);
+  assert_int_equal(b->nodes[1].s_self, 10);
+  prof_free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -535,6 +594,7 @@ int main(void)
     cmocka_unit_test(writer_roundtrip),
     cmocka_unit_test(truncations_rejected),
     cmocka_unit_test(unhooked_sync_flags),
+    cmocka_unit_test(unhooked_in_every_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,8 @@
 ** load of the function's address before it (`lea fn(%rip), %rdi`, `mov
 ** $fn, %edi`), the loads that must stay (into %r15), and code patched
 ** already; the counting stubs an unhooked entry calls instead (their size,
-** their calls taken as patched already, what one counts, and that it
-** touches no register but r11).
+** their calls taken as patched already, what one counts and where, per
+** call path, and that it touches no register but r11).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,7 +30,7 @@
 #include "posix/posix.h"
 
 extern const unsigned char cp_count_stubs[], cp_count_stubs_end[];
-#define STUB_SIZE 64u                  /* asm/fentry_x86_64.S, src/patch/patch_x86_64.c */
+#define STUB_SIZE 128u                 /* asm/fentry_x86_64.S, src/patch/patch_x86_64.c */
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -159,12 +159,16 @@ static void test_count_stubs_layout(void **state)
   assert_int_equal((size_t)(cp_count_stubs_end - cp_count_stubs), STUB_SIZE * CP_UNHOOK_COUNTED);
   for (uint32_t k = 1; k < CP_UNHOOK_COUNTED; k += 97) {    /* each starts alike */
     const unsigned char *p = cp_count_stubs + STUB_SIZE * k;
-    assert_memory_equal(p, cp_count_stubs, 16);             /* to the incq */
-    assert_int_equal(p[23], 0x41);                          /* testb $63, ucalls[k] */
-    assert_int_equal(p[30], 0x3F);
-    assert_int_equal(p[31], 0x0F);                          /* jz cp_stub_check */
-    assert_int_equal(p[37], 0xC3);                          /* ret */
-    assert_int_equal(p[38], 0xF0);                          /* lock incq: no state */
+    assert_memory_equal(p, cp_count_stubs, 15);             /* to the jz (its offset */
+    assert_memory_equal(p + 16, cp_count_stubs + 16, 8);    /* varies), then the cmp */
+    assert_int_equal(p[24], 0x41);                          /* cmp %eax, uslot[k] */
+    assert_int_equal(p[25], 0x39);
+    assert_int_equal(p[31], 0x75);                          /* jne: the slow path */
+    assert_int_equal(p[33], 0x49);                          /* mov ucount[k], %rax */
+    assert_memory_equal(p + 40, cp_count_stubs + 40, 7);    /* incq; testb $63; pop */
+    assert_int_equal(p[47], 0x0F);                          /* jz cp_stub_check */
+    assert_int_equal(p[53], 0xC3);                          /* ret */
+    assert_int_equal(p[54], 0x58);                          /* pop %rax: the slow path */
   }
 }
 
@@ -200,14 +204,29 @@ static void test_stub_call_is_patched(void **state)
   assert_int_equal(unhook_patch_for(end, 0, CP_PROBE_CYG, at_(0), &at, &jmp), 1);
 }
 
-/* Stub k adds one to this thread's ucalls[k], and changes no register but
-** r11: every other general register keeps a marker across the call. No
-** state counts nothing. */
+/* Stub k counts the call in the child node its slot points at while the
+** node on top is the slot's, and changes no register but r11: every other
+** general register keeps a marker across the call. No state counts in the
+** process's count. */
 static void call_at(uintptr_t to, uint64_t *regs);
 
 static void call_stub(uint32_t k, uint64_t *regs)
 {
   call_at((uintptr_t)cp_count_stubs + STUB_SIZE * k, regs);
+}
+
+/* A hand-made state: the sentinel frame's node is top, nodes[] has room. */
+static struct cp_frame fake_frames[4];
+static struct cp_node fake_nodes[16];
+static void fake_state(struct cp_thread *t, uint32_t top_node)
+{
+  memset(t, 0, sizeof *t);
+  cp_ring_none(t);
+  t->frames = fake_frames;
+  t->nodes = fake_nodes;
+  t->top = &fake_frames[1];
+  fake_frames[1].node = top_node;
+  memset(fake_nodes, 0, sizeof fake_nodes);
 }
 
 static void call_at(uintptr_t to, uint64_t *regs)
@@ -227,7 +246,15 @@ static void test_stub_counts(void **state)
 {
   (void)state;
   static struct cp_thread t;
-  cp_ring_none(&t);
+  fake_state(&t, 4);
+  t.uslot[5] = 4 + 1;                              /* node 4 on top: node 9 counts */
+  t.ucount[5] = &fake_nodes[9].calls;
+  t.uslot[0] = 4 + 1;
+  t.ucount[0] = &fake_nodes[10].calls;
+  t.uslot[CP_UNHOOK_COUNTED - 1] = 4 + 1;
+  t.ucount[CP_UNHOOK_COUNTED - 1] = &fake_nodes[11].calls;
+  t.uslot[6] = 3 + 1;                              /* another node's: slow path */
+  t.ucount[6] = &fake_nodes[12].calls;
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
   struct cp_thread *saved = os_get_thread();
   os_set_thread(NULL);
@@ -239,12 +266,63 @@ static void test_stub_counts(void **state)
   call_stub(5, regs);
   call_stub(0, regs);
   call_stub(CP_UNHOOK_COUNTED - 1, regs);
+  assert_memory_equal(regs, want, sizeof want);
+  /* The slow path: t is out of step with the gate (0 != a real gate's
+  ** value is not guaranteed, so make it so): nothing counted, registers kept. */
+  t.gate = cp_g.gate + 2;
+  call_stub(6, regs);
+  assert_memory_equal(regs, want, sizeof want);
+  os_set_thread(saved);
+  assert_int_equal(fake_nodes[9].calls, 2);
+  assert_int_equal(fake_nodes[10].calls, 1);
+  assert_int_equal(fake_nodes[11].calls, 1);
+  assert_int_equal(fake_nodes[12].calls, 0);
+  assert_int_equal(t.uslot[6], 3 + 1);
+}
+
+/* The slow path with a real tree and a record: the first call under a node
+** makes its child (not timed: CP_KEY_THROTTLED) and points the slot at it;
+** calls under another node make another child; back under the first, the
+** first child counts again. Every register kept. */
+static void test_stub_slot_per_path(void **state)
+{
+  (void)state;
+  struct cp_thread *t = calltree_new(64);
+  assert_non_null(t);
+  cp_ring_none(t);
+  t->gate = cp_g.gate;
+  uint64_t key = 0x123450;
+  uint32_t k = unhook_next();
+  unhook_log(key, 1, 1, 1);
+  assert_true(k < CP_UNHOOK_COUNTED);
+  assert_int_equal(unhook_key(k), key);
+  /* two nodes to call from: A under the root, B under A */
+  uint32_t a = calltree_lookup(t, CP_NODE_ROOT, 0x1000);
+  uint32_t b = calltree_lookup(t, a, 0x2000);
+  uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
+  struct cp_frame *base = t->top;
+  base[1].node = a;
+  base[2].node = b;
+  struct cp_thread *saved = os_get_thread();
+  os_set_thread(t);
+  t->top = base + 1;
+  for (int i = 0; i < 5; i++) call_stub(k, regs);
+  t->top = base + 2;
+  for (int i = 0; i < 3; i++) call_stub(k, regs);
+  t->top = base + 1;
+  for (int i = 0; i < 2; i++) call_stub(k, regs);
   os_set_thread(saved);
   assert_memory_equal(regs, want, sizeof want);
-  assert_int_equal(t.ucalls[5], 2);
-  assert_int_equal(t.ucalls[0], 1);
-  assert_int_equal(t.ucalls[CP_UNHOOK_COUNTED - 1], 1);
-  assert_int_equal(t.ucalls[4] + t.ucalls[6], 0);
+  t->top = base;
+  uint32_t ca = calltree_lookup(t, a, key), cb = calltree_lookup(t, b, key);
+  assert_int_equal(t->nodes[ca].key, key | CP_KEY_THROTTLED);
+  assert_int_equal(t->nodes[ca].calls, 7);
+  assert_int_equal(t->nodes[cb].calls, 3);
+  assert_int_equal(t->uslot[k], a + 1);
+  /* the tree rebuilt: every slot takes its slow path again */
+  patch_slots_clear(t);
+  assert_int_equal(t->uslot[k], 0);
+  calltree_free(t);
 }
 
 /* Every 64th call of a stub in a thread checks the thread's sampling ring
@@ -257,7 +335,9 @@ static void stub_ring_check(uintptr_t stub, uint32_t k)
 {
   static struct cp_thread t;
   static uint64_t head;
-  cp_ring_none(&t);
+  fake_state(&t, 2);
+  t.uslot[k] = 2 + 1;
+  t.ucount[k] = &fake_nodes[5].calls;
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
   struct cp_thread *saved = os_get_thread();
   os_set_thread(&t);
@@ -271,7 +351,7 @@ static void stub_ring_check(uintptr_t stub, uint32_t k)
   call_at(stub, regs);                                       /* the 64th */
   assert_int_equal(posix_stub_drains, before + 1);
   assert_memory_equal(regs, want, sizeof want);
-  assert_int_equal(t.ucalls[k], 128 + 64);
+  assert_int_equal(fake_nodes[5].calls, 128 + 64);
   os_set_thread(saved);
 }
 
@@ -302,9 +382,12 @@ static void test_near_stub(void **state)
 {
   (void)state;
   static struct cp_thread t;
-  cp_ring_none(&t);
+  fake_state(&t, 3);
+  t.uslot[7] = 3 + 1;
+  t.ucount[7] = &fake_nodes[6].calls;
+  t.uslot[8] = 2 + 1;                              /* another node's: slow path */
   uint64_t regs[8], want[8] = { 0xA1, 0xC1, 0xD1, 0x51, 0xD7, 8, 9, 10 };
-  unsigned char *m = near_stub_page(7);
+  unsigned char *m = near_stub_page(7), *m8 = near_stub_page(8);
   struct cp_thread *saved = os_get_thread();
   os_set_thread(NULL);
   uint64_t nostate = unhook_nostate[7];
@@ -313,11 +396,14 @@ static void test_near_stub(void **state)
   os_set_thread(&t);
   call_at((uintptr_t)m, regs);
   call_at((uintptr_t)m, regs);
+  t.gate = cp_g.gate + 2;                          /* slow path, records nothing */
+  call_at((uintptr_t)m8, regs);
   os_set_thread(saved);
   assert_memory_equal(regs, want, sizeof want);
-  assert_int_equal(t.ucalls[7], 2);
-  assert_int_equal(t.ucalls[6] + t.ucalls[8], 0);
+  assert_int_equal(fake_nodes[6].calls, 2);
+  assert_int_equal(t.uslot[8], 2 + 1);
   munmap(m, 4096);
+  munmap(m8, 4096);
 }
 
 /* Whether this process may serialize its threads' cores after changing
@@ -430,6 +516,7 @@ int main(void)
     cmocka_unit_test(test_count_stubs_layout),
     cmocka_unit_test(test_stub_call_is_patched),
     cmocka_unit_test(test_stub_counts),
+    cmocka_unit_test(test_stub_slot_per_path),
     cmocka_unit_test(test_near_stub),
     cmocka_unit_test(test_stub_ring_check),
     cmocka_unit_test(test_patch_syncs),

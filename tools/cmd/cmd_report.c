@@ -113,6 +113,10 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
       snprintf(d, sizeof d, "%s calls counted, unhooked %s after start, later calls%s not counted",
                fmt_count(prof_all_calls(f), b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c),
                f->ucalls ? " partly" : "");
+    else if (f->per_path > 0 && !f->ucalls)
+      snprintf(d, sizeof d, "%s calls, those after it was unhooked %s after start counted on each "
+               "call path", fmt_count(prof_all_calls(f), b, sizeof b),
+               fmt_ns(f->unhooked_ns, c, sizeof c));
     else
       snprintf(d, sizeof d, "%s calls, %s of them after it was unhooked %s after start",
                fmt_count(prof_all_calls(f), b, sizeof b), fmt_count(f->ucalls, e, sizeof e),

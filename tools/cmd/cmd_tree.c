@@ -73,6 +73,7 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
                        const struct opts *o)
 {
   uint32_t unhooked = 0;             /* nodes marked [unhooked] */
+  uint32_t via = 0;                  /* nodes marked [caller unhooked] */
   char a[40], b[40], c[40], d[40], e[40], f[40], g[40], h[40];
   int marks = 0;
   const struct prof_node *nd = t->nodes;
@@ -180,6 +181,10 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
       else if (n->flags & CPD_NODE_THROTTLED && wl < sizeof where)
         wl += (size_t)snprintf(where + wl, sizeof where - wl, " [throttled: %s calls timed]",
                                fmt_count(n->timed, a, sizeof a));
+      if (n->flags & PROF_VIA_UNHOOKED && wl < sizeof where) {
+        wl += (size_t)snprintf(where + wl, sizeof where - wl, " [caller unhooked]");
+        via++;
+      }
       if (n->flags & CPD_NODE_OPEN && wl < sizeof where)
         snprintf(where + wl, sizeof where - wl, " [still running]");
       disp_name(stdout, fn->name, where, (size_t)used);
@@ -207,8 +212,11 @@ static void print_tree(const struct profile *p, const struct prof_thread *t,
   }
   prof_legend(marks);
   if (unhooked)
-    printf("[unhooked]: the calls and times until the function's hooks were patched out;\n"
-           "'capprof report' counts its later calls too (docs/runtime.md#unhooking).\n");
+    printf("[unhooked]: its hooks were patched out: later calls counted on each path, not\n"
+           "timed (before dump format 1.9: only 'capprof report' counts them; docs/runtime.md).\n");
+  if (via)
+    printf("[caller unhooked]: some of these calls may have come through an unhooked\n"
+           "function called here: counted under this, the nearest hooked caller's path.\n");
 out:
   free(stack);
   free(depth);

@@ -206,6 +206,9 @@ static int write_json(FILE *f, const struct profile *p)
       times(f, n->calls, n->timed, &n->t, n->t.incl, n->t.incl_raw);
       fprintf(f, ",\"weight_self\":%.0f,\"weight_incl\":%.0f", prof_node_self(p, t, i),
               prof_node_incl(p, t, i));
+      /* its calls may include some made through an unhooked function:
+      ** counted on this, the nearest hooked caller's path */
+      if (n->flags & PROF_VIA_UNHOOKED) fputs(",\"caller_unhooked\":true", f);
       if (with_samples) {
         struct prof_samples ns = { n->s_self, n->s_incl, n->s_self * t->sample_ns,
                                    n->s_incl * t->sample_ns, n->s_probe };

@@ -426,24 +426,29 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
   /* Unhooked functions (UNHOOKED): a pc two or more calls below the node,
   ** through functions whose hooks were patched out, goes to the node of its
   ** function found below the node through such functions' nodes. */
-  const struct cpd_dump *d = p->dumps[t->dump].d;
+  /* Which functions were unhooked: the dump's records, the process's, not
+  ** this thread's nodes (a thread that first called a function after
+  ** another thread unhooked it has no node of it from before). */
+  const struct prof_dump *pd = &p->dumps[t->dump];
+  const struct cpd_dump *d = pd->d;
   uint32_t *first = NULL, *next = NULL, *stack = NULL, ndump = t->nnodes;
   unsigned char *unh = NULL, *funh = NULL;
-  if (!rc && d->nunhooked) {
+  if (!rc && d->nunhooked && pd->ufunc) {
     first = malloc(t->nnodes * sizeof *first);
     next = malloc(t->nnodes * sizeof *next);
     stack = malloc(t->nnodes * sizeof *stack);
     unh = calloc(t->nnodes, 1);
     funh = calloc(p->nfuncs ? p->nfuncs : 1, 1);
     if (!first || !next || !stack || !unh || !funh) rc = CAPPROF_ENOMEM;
+    for (uint32_t r = 0; !rc && r < d->nunhooked; r++)
+      if (pd->ufunc[r] < p->nfuncs) funh[pd->ufunc[r]] = 1;
     for (uint32_t i = 0; !rc && i < t->nnodes; i++) first[i] = next[i] = PROF_NONE;
     for (uint32_t i = t->nnodes; !rc && i-- > 1;) {
       uint32_t par = ct->nodes[i].parent;
       if (par >= t->nnodes) continue;
       next[i] = first[par];
       first[par] = i;
-      for (uint32_t r = 0; r < d->nunhooked; r++)
-        if (ct->nodes[i].key == d->unhooked[r].key) unh[i] = funh[t->nodes[i].func] = 1;
+      unh[i] = funh[t->nodes[i].func];
     }
   }
   for (uint32_t j = 0; !rc && j < ct->npcs; j++) {
@@ -504,6 +509,59 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
   free(unh);
   free(funh);
   map_free(&kids);
+  return rc;
+}
+
+/* Nodes whose path may be their nearest hooked ancestor's rather than
+** their own (PROF_VIA_UNHOOKED): an unhooked function's calls are counted
+** under the node on top of the shadow stack when they are made (dump
+** format 1.9), which is the caller's only while the caller keeps its
+** hooks. So node (P, g), g unhooked, is marked when P also called an
+** unhooked f != g that called g (a node f -> g in any thread of the dump,
+** recorded while f had its hooks): some of its calls may have come from f.
+** Threads first_thread on are the dump's. Returns 0 or CAPPROF_ENOMEM. */
+static int mark_via_unhooked(struct profile *p, uint32_t di, uint32_t first_thread)
+{
+  const struct prof_dump *pd = &p->dumps[di];
+  unsigned char *funh = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+  struct u64map calls;                      /* (f, g) both unhooked, f called g */
+  if (!funh || map_init(&calls, 64) != 0) {
+    free(funh);
+    map_free(&calls);
+    return CAPPROF_ENOMEM;
+  }
+  for (uint32_t r = 0; r < pd->d->nunhooked; r++)
+    if (pd->ufunc[r] < p->nfuncs) funh[pd->ufunc[r]] = 1;
+  int rc = 0;
+  for (uint32_t k = first_thread; !rc && k < p->nthreads; k++) {
+    const struct prof_thread *t = &p->threads[k];
+    for (uint32_t i = 1; !rc && i < t->nnodes; i++) {
+      uint32_t g = t->nodes[i].func, par = t->nodes[i].parent;
+      if (par >= t->nnodes || !funh[g]) continue;
+      uint32_t f = t->nodes[par].func;
+      if (f == g || !funh[f]) continue;
+      uint64_t key = (uint64_t)f << 32 | g;
+      size_t slot = map_slot(&calls, key);
+      if (calls.vals[slot] == PROF_NONE && map_put(&calls, slot, key, 1) != 0) rc = CAPPROF_ENOMEM;
+    }
+  }
+  for (uint32_t k = first_thread; !rc && calls.used && k < p->nthreads; k++) {
+    struct prof_thread *t = &p->threads[k];
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+      uint32_t g = t->nodes[i].func, par = t->nodes[i].parent;
+      if (par >= t->nnodes || !funh[g]) continue;
+      for (uint32_t s = t->nodes[par].first; s != PROF_NONE; s = t->nodes[s].next) {
+        uint32_t f = t->nodes[s].func;
+        if (f == g || !funh[f]) continue;
+        if (calls.vals[map_slot(&calls, (uint64_t)f << 32 | g)] != PROF_NONE) {
+          t->nodes[i].flags |= PROF_VIA_UNHOOKED;
+          break;
+        }
+      }
+    }
+  }
+  free(funh);
+  map_free(&calls);
   return rc;
 }
 
@@ -867,14 +925,19 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   struct symbolizer *sym = sym_open(d);
   struct u64map keys;
   int rc = sym && map_init(&keys, 1024) == 0 ? 0 : CAPPROF_ENOMEM;
-  for (uint32_t i = 0; !rc && i < d->nthreads; i++)
-    rc = add_thread(p, di, &d->threads[i], sym, &keys);
-  if (!rc && d->nunhooked) {            /* each record's function, by its key */
+  /* Each UNHOOKED record's function, by its key, before the threads: what
+  ** was unhooked is a fact of the process, the same in every thread
+  ** (charge_pcs). */
+  if (!rc && d->nunhooked) {
     pd->ufunc = malloc(d->nunhooked * sizeof *pd->ufunc);
     for (uint32_t r = 0; pd->ufunc && r < d->nunhooked; r++)
       pd->ufunc[r] = key_func(p, sym, &keys, d->unhooked[r].key);
     if (!pd->ufunc) rc = CAPPROF_ENOMEM;
   }
+  uint32_t first_thread = p->nthreads;
+  for (uint32_t i = 0; !rc && i < d->nthreads; i++)
+    rc = add_thread(p, di, &d->threads[i], sym, &keys);
+  if (!rc && pd->ufunc) rc = mark_via_unhooked(p, di, first_thread);
   if (!rc) rc = add_samples(p, di, sym, &keys);
   if (!rc && leaf_key) {
     size_t slot = map_slot(&keys, leaf_key);
@@ -954,7 +1017,7 @@ static void add_times(struct prof_node *o, const struct prof_node *s, int first)
   o->timed = cpd_sat_add(o->timed, s->timed);
   o->throttled_at = cpd_sat_add(o->throttled_at, s->throttled_at);
   o->probe_ns += s->probe_ns;
-  o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED);
+  o->flags |= s->flags & (CPD_NODE_OPEN | CPD_NODE_THROTTLED | PROF_VIA_UNHOOKED);
   o->t.incl += s->t.incl;
   o->t.incl_raw += s->t.incl_raw;
   o->s_self += s->s_self;
@@ -1118,6 +1181,7 @@ void prof_flat(struct profile *p)
     p->funcs[f].unhooked_ns = 0;
     p->funcs[f].ucalls = 0;
     p->funcs[f].uncounted = 0;
+    p->funcs[f].per_path = 0;
     p->funcs[f].unsynced = p->funcs[f].sync_unknown = 0;
     p->funcs[f].incl_all = p->funcs[f].incl_all_raw = 0;
     memset(&p->funcs[f].t, 0, sizeof p->funcs[f].t);
@@ -1206,6 +1270,16 @@ void prof_flat(struct profile *p)
       if (f->unhooked_ns == 0 || ns < f->unhooked_ns) f->unhooked_ns = ns;
       if (d->unhooked[r].flags & CPD_UNHOOKED_SYNC_UNKNOWN) f->sync_unknown = 1;
       else if (!(d->unhooked[r].flags & CPD_UNHOOKED_SYNCED)) f->unsynced = 1;
+      if (d->unhooked[r].flags & CPD_UNHOOKED_PER_PATH) {
+        /* Format 1.9: its later calls are in the nodes, each thread's and
+        ** path's, which every filter keeps; the record has those counted
+        ** in no tree, which a filter of threads or paths leaves out. */
+        if (!f->per_path) f->per_path = 1;
+        if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED) f->uncounted = 1;
+        else if (!p->ucalls_off) f->ucalls += d->unhooked[r].calls;
+        continue;
+      }
+      f->per_path = -1;
       if (d->unhooked[r].calls == CPD_UNHOOKED_UNCOUNTED || p->ucalls_off) f->uncounted = 1;
       else f->ucalls += d->unhooked[r].calls;
     }

@@ -24,6 +24,10 @@
 
 #define PROF_NONE UINT32_MAX
 #define PROF_OUTER 0x100u  /* node flag: no ancestor runs the same function */
+/* Node flag: an unhooked function whose calls here may include calls made
+** through another unhooked function: counted under the nearest hooked
+** ancestor's path (profile.c, mark_via_unhooked; docs/tool.md). */
+#define PROF_VIA_UNHOOKED 0x200u
 
 /* Times of a node or a function, in nanoseconds. */
 struct prof_times {
@@ -70,6 +74,10 @@ struct prof_func {
                            ** counting stub (format 1.7), over dumps: not in
                            ** calls, which its times cover */
   int uncounted;           /* some dump's later calls of it were not counted */
+  int per_path;            /* 1: every dump that unhooked it counted its later
+                           ** calls per call path, in its nodes (format 1.9;
+                           ** ucalls: only those counted in no tree); -1: some
+                           ** dump did not; 0: never unhooked */
   int unsynced;            /* some dump patched it without serializing the
                            ** other cores (no CPD_UNHOOKED_SYNCED) */
   int sync_unknown;        /* some dump is older than format 1.8 */
@@ -102,7 +110,7 @@ struct prof_node {
   uint32_t func;           /* index into profile.funcs */
   uint32_t parent;         /* < own index; PROF_NONE for node 0, the root */
   uint32_t first, next;    /* children, largest inclusive first */
-  uint32_t flags;          /* CPD_NODE_OPEN, PROF_OUTER */
+  uint32_t flags;          /* CPD_NODE_OPEN, PROF_OUTER, PROF_VIA_UNHOOKED */
   uint64_t calls;
   uint64_t timed;          /* calls its times cover: calls, fewer if throttled
                            ** in a dump before format 1.3 (later calls were
