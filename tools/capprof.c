@@ -22,7 +22,7 @@ static const struct command commands[] = {
   { "report", cmd_report, "flat profile per function, over threads and dumps" },
   { "callers", cmd_callers, "who calls a function, with counts and times" },
   { "callees", cmd_callees, "what a function calls, with counts and times" },
-  { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
+  { "export", cmd_export, "json, csv, callgrind, folded, speedscope, html or pprof output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
   { "excludes", cmd_excludes, "compiler flags leaving out throttled or too short functions" },

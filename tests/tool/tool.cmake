@@ -34,6 +34,12 @@ add_test(NAME tool_ui COMMAND sh ${TOOL_TESTS}/ui.sh $<TARGET_FILE:capprof_tool>
   ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER} $<TARGET_FILE:capprof>
   ${CMAKE_CURRENT_BINARY_DIR}/tool_ui)
 
+# The pprof export read back by 'go tool pprof' (Debian golang-go): skipped
+# (exit 77) only when go is absent.
+add_test(NAME tool_pprof COMMAND sh ${TOOL_TESTS}/pprof.sh $<TARGET_FILE:capprof_tool>
+  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_pprof)
+set_tests_properties(tool_pprof PROPERTIES SKIP_RETURN_CODE 77)
+
 add_test(NAME tool_probe_note COMMAND sh ${TOOL_TESTS}/probe_note.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_probe_note)
 

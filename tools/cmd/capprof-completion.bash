@@ -25,7 +25,7 @@ _capprof()
   COMPREPLY=()
   case $cur in
     --format=*)
-      COMPREPLY=($(compgen -P --format= -W "json csv callgrind folded speedscope html" -- "${cur#--format=}"))
+      COMPREPLY=($(compgen -P --format= -W "json csv callgrind folded speedscope html pprof" -- "${cur#--format=}"))
       return ;;
     --color=*)
       COMPREPLY=($(compgen -P --color= -W "auto always never" -- "${cur#--color=}"))
@@ -36,7 +36,7 @@ _capprof()
   esac
   case $prev in
     -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    -f) COMPREPLY=($(compgen -W "json csv callgrind folded speedscope html" -- "$cur")); return ;;
+    -f) COMPREPLY=($(compgen -W "json csv callgrind folded speedscope html pprof" -- "$cur")); return ;;
   esac
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then

@@ -14,7 +14,7 @@
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,
-  &export_html,
+  &export_html, &export_pprof,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -72,9 +72,13 @@ int cmd_export(int argc, char **argv)
       ex = NULL;
       for (size_t i = 0; i < NFORMATS; i++)
         if (!strcmp(formats[i]->name, optarg)) ex = formats[i];
-      if (!ex)
-        return 1 + tool_error("export: unknown format '%s' (json, csv, callgrind, folded, "
-                              "speedscope, html)", optarg);
+      if (!ex) {
+        char names[128] = "";
+        for (size_t i = 0; i < NFORMATS; i++)
+          snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                   formats[i]->name);
+        return 1 + tool_error("export: unknown format '%s' (%s)", optarg, names);
+      }
       break;
     case 'o': out = optarg; break;
     case 'P': export_opts.per_thread = 1; break;

@@ -27,7 +27,7 @@ struct export_opts {
 extern struct export_opts export_opts;
 
 extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
-    export_speedscope, export_html;
+    export_speedscope, export_html, export_pprof;
 
 /* The HTML page (export_html.c) holds at most this many call-tree nodes over
 ** all its trees; above it, each tree keeps its paths with the most inclusive
