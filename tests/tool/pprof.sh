@@ -48,6 +48,16 @@ grep -q '^Time: ' raw.txt && grep -q '^Duration: ' raw.txt || fail "time, durati
 id=$(readelf -n prog | sed -n 's/.*Build ID: *//p')
 grep -q "/prog $id \[FN\]\[FL\]\[LN\]" raw.txt || fail "mapping with build id $id"
 grep -Eq ' spin .*pprof_prog.c:[0-9]+ ' raw.txt || fail "spin's location has no line"
+# a location per sampled program counter, with its line: nearly all of
+# spin's CPU time lies in its loop (lines 12-17), and -list shows it
+go tool pprof -top -lines -unit=ns -sample_index=cpu one.pb.gz > lines.txt
+awk '$NF ~ /pprof_prog\.c:/ && $(NF-1) == "spin" {
+       n = $1; sub(/ns$/, "", n); split($NF, a, ":"); all += n
+       if (a[2] >= 12 && a[2] <= 17) loop += n }
+     END { exit !(all > 0 && loop >= 0.9 * all) }' lines.txt ||
+  fail "-lines: spin's samples not on its loop's lines: $(cat lines.txt)"
+go tool pprof -list '^spin$' one.pb.gz | grep -Eq '^ +[0-9.]+m?s .* 1[2-7]:' ||
+  fail "-list spin shows no time in the loop (lines 12-17)"
 
 [ "$fails" = 0 ] && echo "pprof: all checks passed"
 exit "$fails"
