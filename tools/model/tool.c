@@ -139,9 +139,12 @@ int tool_bad_option(const char *cmd, char **argv, int c)
     return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd, arg,
                           cmd);
   if (!strncmp(arg, "--", 2)) {
+    /* getopt_long leaves optopt 0 for an unknown long option and sets it to
+    ** the option's value for a known one given a value it does not take. */
     size_t len = strcspn(arg, "=");
     return 1 + tool_error("%s: %s option '%.*s' (see 'capprof %s --help')", cmd,
-                          arg[len] ? "unexpected value for" : "unknown", (int)len, arg, cmd);
+                          arg[len] && optopt ? "unexpected value for" : "unknown", (int)len,
+                          arg, cmd);
   }
   if (optopt)
     return 1 + tool_error("%s: unknown option '-%c' (see 'capprof %s --help')", cmd, optopt, cmd);
