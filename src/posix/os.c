@@ -214,6 +214,8 @@ void os_restore_errors(os_errsave s) { errno = s.err; }
 ** from a less privileged caller. */
 const char *os_getenv(const char *name) { return secure_getenv(name); }
 
+int os_cwd(char *buf, size_t n) { return getcwd(buf, n) ? 0 : -1; }
+
 int posix_seccomp_none(void)
 {
   int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);   /* Linux 3.17 */
