@@ -870,6 +870,29 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
   free(inner); free(avg); free(calls); free(incl); free(keys);
 }
 
+/* A one-line hint, once, when the program's own functions have names but
+** no source lines (built without -g: CMake's default build type): every
+** location would show as the module. */
+static void check_lines(const struct profile *p, uint32_t di)
+{
+  static int hinted;
+  const struct cpd_dump *d = p->dumps[di].d;
+  if (hinted || !d->exe || !*d->exe) return;
+  const char *exe = sym_base_name(d->exe);
+  uint32_t named = 0;
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    const struct prof_func *fn = &p->funcs[f];
+    if (fn->synthetic || fn->zone || fn->api || strcmp(fn->module, exe) || strstr(fn->name, "+0x"))
+      continue;
+    if (fn->file) return;
+    named++;
+  }
+  if (!named) return;
+  hinted = 1;
+  tool_warn("%s has no line information (built without -g?): locations show as the module; "
+            "build with -g (CMake: -DCMAKE_BUILD_TYPE=RelWithDebInfo)", exe);
+}
+
 int prof_add_dump(struct profile *p, struct cpd_dump *d)
 {
   struct prof_dump *nd = realloc(p->dumps, (p->ndumps + 1) * sizeof *nd);
@@ -916,6 +939,7 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   if (sym) map_free(&keys);
   sym_close(sym);
   if (!rc) check_calibration(p, di);
+  if (!rc) check_lines(p, di);
   return rc;
 }
 
