@@ -5,7 +5,7 @@
 # option of every command's --help is in the man page and the man page
 # names none that is not; --help lists every export format; --width N with
 # a space; an unknown --x=v is called unknown, a known flag given a value
-# is not.
+# is not; progress on a terminal only.
 set -eu
 CAPPROF=$1 GEN=$2 W=$3 SRC=$4
 rm -rf "$W" && mkdir -p "$W" && cd "$W"
@@ -90,6 +90,21 @@ set +e
 set -e
 [ "$st" = 2 ] && grep -q "unexpected value for option '--raw'" err.txt ||
   fail "report --raw=1: status $st, $(cat err.txt)"
+
+# progress on stderr: on a terminal (a pty from script(1)), erased when done;
+# never into a pipe; CAPPROF_PROGRESS=0 shows it at once, off never
+pty() { script -qec "$1" /dev/null </dev/null >pty.txt 2>&1 || true; }
+pty "CAPPROF_PROGRESS=0 '$CAPPROF' report small.capprof >/dev/null"
+grep -q "capprof: loading small.capprof (1 of 1)" pty.txt || fail "no progress on a terminal: $(cat pty.txt)"
+tr '\r' '\n' <pty.txt | tail -1 | grep -q '[^ ]' && fail "progress line not erased: $(od -c pty.txt | tail -3)"
+pty "CAPPROF_PROGRESS=off '$CAPPROF' report small.capprof >/dev/null"
+[ -s pty.txt ] && fail "CAPPROF_PROGRESS=off: $(cat pty.txt)"
+pty "'$CAPPROF' report small.capprof >/dev/null"
+[ -s pty.txt ] && fail "progress within the default second on a small dump: $(cat pty.txt)"
+CAPPROF_PROGRESS=0 "$CAPPROF" report small.capprof >/dev/null 2>err.txt
+[ -s err.txt ] && fail "progress into a pipe: $(cat err.txt)"
+CAPPROF_PROGRESS=0 "$CAPPROF" export --format=json -o x.json small.capprof 2>err.txt
+[ -s err.txt ] && fail "export: progress into a file: $(cat err.txt)"
 
 [ "$fails" = 0 ] && echo "options: all checks passed"
 exit "$fails"

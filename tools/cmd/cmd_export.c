@@ -102,6 +102,9 @@ int cmd_export(int argc, char **argv)
   if (!p) return 1;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   FILE *f = tool_open_out(out);
+  char what[64];
+  snprintf(what, sizeof what, "exporting %s", ex->name);
+  tool_progress(what, 0, 0);
   int rc = f ? ex->write(f, p) : 1;
   if (f && tool_close_out(f, out) != 0 && !rc) rc = 1;
   prof_free(p);

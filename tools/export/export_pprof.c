@@ -335,9 +335,11 @@ static int write_thread(struct writer *w, const struct prof_thread *t)
   size_t sp = 0;
   depth[0] = 0;
   stack[sp++] = 0;
+  uint32_t seen = 0;
   while (sp && !rc) {
     uint32_t i = stack[--sp];
     const struct prof_node *nd = &t->nodes[i];
+    tool_progress("exporting pprof", ++seen, t->nnodes);
     uint32_t d = depth[i];
     path[d] = i;
     for (uint32_t c = nd->first; c != PROF_NONE; c = t->nodes[c].next) {

@@ -563,6 +563,9 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   p->nthreads++;
   uint32_t th = (uint32_t)(ct - d->threads);
+  char what[160];
+  snprintf(what, sizeof what, "symbolizing %s, thread %u of %u", sym_base_name(d->path), th + 1,
+           d->nthreads);
   const struct prof_dump *pd = &p->dumps[di];
   for (uint32_t i = ct->node_count; i-- > 1;) {
     double outer;
@@ -572,6 +575,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
+    tool_progress(what, i, ct->node_count);
     uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
       free(probe);
@@ -969,8 +973,12 @@ struct profile *prof_load_all(int n, char **paths)
 {
   struct profile *p = prof_new();
   if (!p) { tool_error("out of memory"); return NULL; }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    char what[160];
+    snprintf(what, sizeof what, "loading %s (%d of %d)", sym_base_name(paths[i]), i + 1, n);
+    tool_progress(what, 0, 0);
     if (prof_load(p, paths[i]) != 0) { prof_free(p); return NULL; }
+  }
   prof_flat(p);
   return p;
 }

@@ -7,12 +7,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/tool.h"
+
+int tool_progress_on;
+double tool_progress_delay = 1;
+static size_t progress_len;        /* characters of the line shown, 0: none */
+static clock_t progress_next;      /* when the line may change next */
+
+void tool_progress(const char *what, uint64_t done, uint64_t total)
+{
+  static unsigned calls;
+  if (!tool_progress_on || (done && (++calls & 1023) != 1)) return;  /* clock() now and then */
+  clock_t now = clock();
+  if (now == (clock_t)-1 || (double)now < tool_progress_delay * CLOCKS_PER_SEC ||
+      (progress_len && now < progress_next))
+    return;
+  progress_next = now + CLOCKS_PER_SEC / 10;
+  char line[160];
+  int n = total ? snprintf(line, sizeof line, "capprof: %s: %.0f%%", what,
+                           100.0 * (double)done / (double)total)
+                : snprintf(line, sizeof line, "capprof: %s...", what);
+  if (n < 0) return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  fprintf(stderr, "\r%s%*s", line, progress_len > len ? (int)(progress_len - len) : 0, "");
+  fflush(stderr);
+  progress_len = len;
+}
+
+void tool_progress_done(void)
+{
+  if (!progress_len) return;
+  fprintf(stderr, "\r%*s\r", (int)progress_len, "");
+  fflush(stderr);
+  progress_len = 0;
+}
 
 int tool_error(const char *fmt, ...)
 {
   va_list ap;
+  tool_progress_done();
   va_start(ap, fmt);
   fputs("capprof: ", stderr);
   vfprintf(stderr, fmt, ap);
@@ -31,6 +66,7 @@ static size_t nkept, ndropped;
 void tool_warn(const char *fmt, ...)
 {
   if (tool_quiet) return;
+  tool_progress_done();
   va_list ap;
   va_start(ap, fmt);
   fputs("capprof: warning: ", stderr);
