@@ -106,5 +106,19 @@ CAPPROF_PROGRESS=0 "$CAPPROF" report small.capprof >/dev/null 2>err.txt
 CAPPROF_PROGRESS=0 "$CAPPROF" export --format=json -o x.json small.capprof 2>err.txt
 [ -s err.txt ] && fail "export: progress into a file: $(cat err.txt)"
 
+# JSON: compact by default, --pretty indented, the same document; both
+# valid against docs/capprof-profile.schema.json
+"$CAPPROF" export --format=json -o c.json small.capprof || fail "export json"
+"$CAPPROF" export --format=json --pretty -o p.json small.capprof || fail "export json --pretty"
+grep -q '^  ' c.json && fail "json: indented by default"
+grep -q '^      "name": ' p.json || fail "json --pretty: not indented"
+python3 -c 'import json, sys; sys.exit(json.load(open("c.json")) != json.load(open("p.json")))' ||
+  fail "json --pretty is another document"
+for j in c.json p.json; do python3 "$SRC/tests/tool/check_exports.py" json $j || fail "schema: $j"; done
+set +e
+"$CAPPROF" export --format=csv --pretty small.capprof >/dev/null 2>err.txt; st=$?
+set -e
+[ "$st" = 2 ] || fail "--pretty with csv: status $st"
+
 [ "$fails" = 0 ] && echo "options: all checks passed"
 exit "$fails"

@@ -43,6 +43,10 @@ extern uint32_t export_html_max_nodes;
 int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw, int keep,
               const char *out);
 
+/* Copy the JSON text of in to out re-indented, two spaces per level
+** (json_pretty.c). Returns 0, or -1 when in could not be read. */
+int json_pretty(FILE *in, FILE *out);
+
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
 void json_string(FILE *f, const char *s);
 
