@@ -56,6 +56,7 @@ static void progress_setup(void)
   double delay = v && *v ? strtod(v, &end) : 1;
   if (v && *v && (*end || !(delay >= 0))) return;          /* off, or not a number */
   tool_progress_delay = delay;
+  tool_progress_clock = term_cpu_seconds;
   tool_progress_on = term_is_tty(stderr);
 }
 

@@ -7,24 +7,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "model/tool.h"
 
 int tool_progress_on;
 double tool_progress_delay = 1;
+double (*tool_progress_clock)(void);
 static size_t progress_len;        /* characters of the line shown, 0: none */
-static clock_t progress_next;      /* when the line may change next */
+static double progress_next;       /* when the line may change next */
 
 void tool_progress(const char *what, uint64_t done, uint64_t total)
 {
   static unsigned calls;
-  if (!tool_progress_on || (done && (++calls & 1023) != 1)) return;  /* clock() now and then */
-  clock_t now = clock();
-  if (now == (clock_t)-1 || (double)now < tool_progress_delay * CLOCKS_PER_SEC ||
-      (progress_len && now < progress_next))
-    return;
-  progress_next = now + CLOCKS_PER_SEC / 10;
+  if (!tool_progress_on || !tool_progress_clock || (done && (++calls & 1023) != 1))
+    return;                                        /* the clock now and then */
+  double now = tool_progress_clock();
+  if (now < tool_progress_delay || (progress_len && now < progress_next)) return;
+  progress_next = now + 0.1;
   char line[160];
   int n = total ? snprintf(line, sizeof line, "capprof: %s: %.0f%%", what,
                            100.0 * (double)done / (double)total)

@@ -29,10 +29,12 @@ void tool_warn(const char *fmt, ...)
 
 /* Progress on stderr for long work (loading, symbolizing, exporting):
 ** main sets tool_progress_on when stderr is a terminal and CAPPROF_PROGRESS
-** allows, and tool_progress_delay, the seconds of CPU time the command
-** works before the first progress line (CAPPROF_PROGRESS, default 1). */
+** allows, tool_progress_delay, the seconds of CPU time the command works
+** before the first progress line (CAPPROF_PROGRESS, default 1), and the
+** clock (the model has no platform code). */
 extern int tool_progress_on;
 extern double tool_progress_delay;
+extern double (*tool_progress_clock)(void);   /* CPU seconds (term_cpu_seconds) */
 /* "capprof: WHAT: 45%" (no percentage when total is 0), rewritten in place
 ** at most ten times a second once the command has worked the delay; cheap
 ** enough to call per node. Not thread-safe. */
