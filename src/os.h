@@ -98,6 +98,9 @@ void os_process_init(const struct os_callbacks *cb) CP_HIDDEN;
 /* A variable of the environment, NULL if unset or if the process is
 ** privileged (os_is_privileged). */
 const char *os_getenv(const char *name) CP_HIDDEN;
+/* The current directory into buf (n bytes, UTF-8 on Windows): 0, or -1
+** when it does not fit or cannot be read. */
+int os_cwd(char *buf, size_t n) CP_HIDDEN;
 /* 1 when the process runs with more privilege than its caller (setuid,
 ** setgid, file capabilities: AT_SECURE), else 0. */
 int os_is_privileged(void) CP_HIDDEN;

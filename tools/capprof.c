@@ -3,11 +3,13 @@
 ** (cmd_*.c), in the style of git and uftrace.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/display.h"
 #include "model/tool.h"
+#include "platform/term.h"
 #include "sym/symbols.h"
 
 struct command {
@@ -22,7 +24,7 @@ static const struct command commands[] = {
   { "report", cmd_report, "flat profile per function, over threads and dumps" },
   { "callers", cmd_callers, "who calls a function, with counts and times" },
   { "callees", cmd_callees, "what a function calls, with counts and times" },
-  { "export", cmd_export, "json, csv, callgrind, folded or speedscope output" },
+  { "export", cmd_export, "json, csv, callgrind, folded, speedscope, html or pprof output" },
   { "merge", cmd_merge, "combine dumps of several runs into one dump" },
   { "diff", cmd_diff, "per-function changes between two dumps" },
   { "excludes", cmd_excludes, "compiler flags leaving out throttled or too short functions" },
@@ -45,9 +47,23 @@ static void usage(FILE *f)
   fputs(display_help, f);
 }
 
+/* Progress on stderr (tool.h): on a terminal only, after CAPPROF_PROGRESS
+** seconds of work (default 1; off: never). */
+static void progress_setup(void)
+{
+  const char *v = getenv("CAPPROF_PROGRESS");
+  char *end = NULL;
+  double delay = v && *v ? strtod(v, &end) : 1;
+  if (v && *v && (*end || !(delay >= 0))) return;          /* off, or not a number */
+  tool_progress_delay = delay;
+  tool_progress_clock = term_cpu_seconds;
+  tool_progress_on = term_is_tty(stderr);
+}
+
 int main(int argc, char **argv)
 {
   if (display_options(&argc, argv) != 0) return 2;
+  progress_setup();
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -63,6 +79,7 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(argv[1], commands[i].name)) continue;
     int status = commands[i].run(argc - 1, argv + 1);
+    tool_progress_done();
     display_end();
     /* Output was written, but some module was missing or rebuilt. */
     return status == 0 && sym_had_problems() ? 3 : status;

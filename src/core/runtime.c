@@ -47,12 +47,22 @@ static void set_pattern(const char *pattern)
   cp_g.output[n] = '\0';
 }
 
+/* The output directory; a relative one is taken from the current directory
+** now (start-up, or the call of capprof_set_output_dir), not at the dump:
+** the program may chdir first (ninja -C DIR, make -C DIR). */
 static int set_dir(const char *dir)
 {
-  size_t n = dir ? strlen(dir) : 0;
+  size_t n = dir ? strlen(dir) : 0, at = 0;
+  char *out = cp_g.output_dir;
+  int absolute = n && (dir[0] == '/' || dir[0] == '\\' || (dir[0] && dir[1] == ':'));
   if (n >= sizeof cp_g.output_dir) return CAPPROF_EINVAL;
-  if (n) memcpy(cp_g.output_dir, dir, n);
-  cp_g.output_dir[n] = '\0';
+  if (n && !absolute && os_cwd(out, sizeof cp_g.output_dir - 1) == 0) {
+    at = strlen(out);
+    if (at && out[at - 1] != '/' && out[at - 1] != '\\') out[at++] = '/';
+  }
+  if (at + n >= sizeof cp_g.output_dir) at = 0;   /* too long with it: as given */
+  if (n) memcpy(out + at, dir, n);
+  out[at + n] = '\0';
   return 0;
 }
 

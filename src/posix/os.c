@@ -226,6 +226,7 @@ void os_cancel_restore(int old) { pthread_setcancelstate(old, NULL); }
 const char *os_getenv(const char *name) { return secure_getenv(name); }
 
 volatile int posix_filter_seen CP_HIDDEN;
+int os_cwd(char *buf, size_t n) { return getcwd(buf, n) ? 0 : -1; }
 
 int posix_seccomp_none(void)
 {

@@ -277,6 +277,14 @@ int os_is_privileged(void) { return 0; }
 /* Read with the API rather than getenv: the C runtime may not be initialised
 ** yet when the first hook fires. Values are UTF-8, in a ring of buffers: each
 ** stays valid for the next three calls, enough for runtime.c's use. */
+int os_cwd(char *buf, size_t n)
+{
+  wchar_t w[1024];
+  DWORD k = GetCurrentDirectoryW(1024, w);
+  if (k == 0 || k >= 1024) return -1;
+  return to_utf8(w, (int)k, buf, n) ? 0 : -1;   /* 0: it did not fit */
+}
+
 const char *os_getenv(const char *name)
 {
   static char ring[4][1024];

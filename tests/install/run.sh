@@ -116,6 +116,31 @@ for var in $(sed -n '/^## Environment/,/^## /p' "$src/docs/runtime.md" | grep -o
 done
 [ "$(groff -man -ww -z "$prefix/share/man/man1/capprof.1" 2>&1 | wc -l)" = 0 ] ||
   { echo "groff warns about capprof.1"; exit 1; }
+# the manual page's example builds and runs as written (its gcc lines)
+mkdir -p "$work/man-example"
+cp "$src/tests/install/consumer/app.c" "$work/man-example/app.c"
+sed -n '/^EXAMPLES/,/^[A-Z]/p' "$work/man.txt" | sed -n 's/^ *\(gcc .*\)$/\1/p' > "$work/man-example/build.sh"
+grep -q 'capprof cflags' "$work/man-example/build.sh" && grep -q 'capprof ldflags' "$work/man-example/build.sh" ||
+  { echo "the manual page's example does not use capprof cflags/ldflags"; cat "$work/man-example/build.sh"; exit 1; }
+(cd "$work/man-example" && PATH="$prefix/bin:$PATH" CPATH="$prefix/include" sh -e build.sh && CAPPROF_OUTPUT=app.capprof ./app >/dev/null) ||
+  { echo "the manual page's example fails"; exit 1; }
+check "$work/man-example/app.capprof"
+
+# README: a CMake project without the package, flags passed on the command
+# line; the compile flags alone would fail CMake's compiler check
+mkdir -p "$work/readme-cmake"
+cp "$src/tests/install/consumer/app.c" "$work/readme-cmake/app.c"
+printf 'cmake_minimum_required(VERSION 3.16)\nproject(readme C)\nadd_executable(app app.c)\n' \
+  > "$work/readme-cmake/CMakeLists.txt"
+grep -q 'CMAKE_EXE_LINKER_FLAGS="$(capprof ldflags)"' "$src/README.md" ||
+  { echo "README.md does not say to pass capprof ldflags in CMAKE_EXE_LINKER_FLAGS"; exit 1; }
+cmake -S "$work/readme-cmake" -B "$work/readme-cmake/b" -DCMAKE_C_COMPILER=gcc \
+  -DCMAKE_C_FLAGS="$("$prefix/bin/capprof" cflags gcc) -I$prefix/include" \
+  -DCMAKE_EXE_LINKER_FLAGS="$("$prefix/bin/capprof" ldflags)" > "$work/readme-cmake.log" 2>&1 &&
+  cmake --build "$work/readme-cmake/b" >> "$work/readme-cmake.log" 2>&1 ||
+  { echo "README's CMake recipe fails:"; tail -20 "$work/readme-cmake.log"; exit 1; }
+(cd "$work" && CAPPROF_OUTPUT="$work/readme.capprof" "$work/readme-cmake/b/app" > /dev/null)
+check "$work/readme.capprof"
 
 # bash completion: commands, options, option values and dumps
 cat > "$work/complete.sh" <<'SH'

@@ -41,4 +41,13 @@ done
 [ "$(wc -l <err)" = $((n + 1)) ] || fail "help: not $((n + 1)) lines"
 grep -q '^  CAPPROF_MAX_NODES  *u32  *4194304  .*(16\.\.1073741824)$' err || fail "help: CAPPROF_MAX_NODES's default and range"
 grep -q '^  CAPPROF_SAMPLE  *text  *auto  ' err || fail "help: CAPPROF_SAMPLE's default"
-echo "ok: unknown names warned once each, CAPPROF_HELP=1 lists $n settings, the program runs on"
+# A relative CAPPROF_OUTPUT_DIR is where the program started, even when it
+# changes directory before the dump (make -C, ninja -C).
+mkdir -p start/runs start/sub start/sub/runs
+(cd start && env $(env | sed -n 's/^\(CAPPROF_[^=]*\)=.*/-u \1/p') CAPPROF_SAMPLE=off \
+   CAPPROF_OUTPUT_DIR=runs CAPPROF_OUTPUT=hello.capprof "$HELLO" sub >../out 2>../err) ||
+  fail "CAPPROF_OUTPUT_DIR=runs: exit status $?"
+[ -s start/runs/hello.capprof ] || fail "CAPPROF_OUTPUT_DIR=runs: no dump in the starting directory's runs/"
+[ -e start/sub/runs/hello.capprof ] && fail "CAPPROF_OUTPUT_DIR=runs: resolved after the chdir"
+echo "ok: unknown names warned once each, CAPPROF_HELP=1 lists $n settings, the program runs on;"
+echo "ok: a relative CAPPROF_OUTPUT_DIR is resolved at start-up"

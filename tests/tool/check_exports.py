@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """check_exports.py KIND FILE -- structural checks of capprof's exports:
-json (the documented schema), speedscope (file format, balanced events),
+json (docs/capprof-profile.schema.json and more), speedscope (file format, balanced events),
 csv (header, quoting), folded (line syntax). Exits non-zero with a message."""
 import csv
 import json
+import os
 import re
 import sys
 
@@ -27,8 +28,49 @@ def check_order(what, t, sfx):
         fail(f"{what}: incl_min{sfx} {lo}, incl_per_call {avg}, incl_max {hi} out of order")
 
 
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                      "capprof-profile.schema.json")
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def validate(v, s, where="$"):
+    """The part of JSON Schema docs/capprof-profile.schema.json uses: type,
+    const, enum, minimum, required, properties, additionalProperties, items."""
+    if "const" in s and v != s["const"]:
+        fail(f"{where}: {v!r} is not {s['const']!r}")
+    if "enum" in s and v not in s["enum"]:
+        fail(f"{where}: {v!r} not in {s['enum']}")
+    if "type" in s:
+        ok = False
+        for t in s["type"] if isinstance(s["type"], list) else [s["type"]]:
+            if t == "integer":
+                ok |= isinstance(v, int) and not isinstance(v, bool)
+            elif t == "number":
+                ok |= isinstance(v, (int, float)) and not isinstance(v, bool)
+            else:
+                ok |= isinstance(v, TYPES[t]) and (t != "null" or v is None)
+        if not ok:
+            fail(f"{where}: {v!r} is not {s['type']}")
+    if "minimum" in s and v < s["minimum"]:
+        fail(f"{where}: {v} below {s['minimum']}")
+    if isinstance(v, dict):
+        for k in s.get("required", []):
+            if k not in v:
+                fail(f"{where}: lacks {k}")
+        props = s.get("properties", {})
+        for k, x in v.items():
+            if k in props:
+                validate(x, props[k], f"{where}.{k}")
+            elif s.get("additionalProperties") is False:
+                fail(f"{where}: {k} is not in the schema")
+    if isinstance(v, list) and "items" in s:
+        for i, x in enumerate(v):
+            validate(x, s["items"], f"{where}[{i}]")
+
+
 if kind == "json":
     d = json.load(open(path))
+    validate(d, json.load(open(SCHEMA)))
     if d["version"] != 2:
         fail("version is not 2")
     if d.get("weight") not in ("cpu", "elapsed", "calls") or not d.get("weight_total", -1) >= 0:

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "model/cpd_writer.h"
+#include "model/filter.h"
 #include "model/profile.h"
 
 /* A dump with 1 tick = 1 ns, inner 10 ns and outer 20 ns per call, one module
@@ -579,6 +580,30 @@ static void unhooked_in_every_thread(void **state)
   prof_free(p);
 }
 
+/* --focus and --hide patterns: the qualified name matches without the
+** return type of template functions and without the parameters. */
+static void focus_qualified_names(void **state)
+{
+  (void)state;
+  assert_true(filter_name_matches("fib", "fib(int)"));
+  assert_true(filter_name_matches("fib", "fib"));
+  assert_true(filter_name_matches("ns::f*", "int ns::f<int>(int)"));
+  assert_true(filter_name_matches("ns::f<int>", "int ns::f<int>(int) const"));
+  assert_true(filter_name_matches("ns::g*", "unsigned long ns::g<unsigned long>(unsigned long)"));
+  assert_true(filter_name_matches("std::vector<*>::push_back",
+                                  "std::vector<int, std::allocator<int> >::push_back(int const&)"));
+  assert_true(filter_name_matches("(anonymous namespace)::helper",
+                                  "(anonymous namespace)::helper(int)"));
+  assert_true(filter_name_matches("ns::X::operator()", "void ns::X::operator()<int>(int)") ||
+              filter_name_matches("ns::X::operator()*", "void ns::X::operator()<int>(int)"));
+  assert_true(filter_name_matches("ns::operator<<", "ns::operator<<(std::ostream&, ns::X const&)"));
+  assert_true(filter_name_matches("ns::X::operator int", "ns::X::operator int() const"));
+  assert_true(filter_name_matches("operator new", "operator new(unsigned long)"));
+  assert_false(filter_name_matches("ns::f*", "int other::f<int>(int)"));
+  assert_false(filter_name_matches("int", "int ns::f<int>(int)"));
+  assert_false(filter_name_matches("f", "int ns::f<int>(int)"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -595,6 +620,7 @@ int main(void)
     cmocka_unit_test(truncations_rejected),
     cmocka_unit_test(unhooked_sync_flags),
     cmocka_unit_test(unhooked_in_every_thread),
+    cmocka_unit_test(focus_qualified_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,17 @@ if(Python3_Interpreter_FOUND AND CMAKE_CXX_COMPILER AND NOT WIN32)
   set_tests_properties(tool_views PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 
+# The pprof export read back by 'go tool pprof' (Debian golang-go): skipped
+# (exit 77) only when go is absent.
+add_test(NAME tool_pprof COMMAND sh ${TOOL_TESTS}/pprof.sh $<TARGET_FILE:capprof_tool>
+  ${CMAKE_C_COMPILER} $<TARGET_FILE:capprof> ${CMAKE_CURRENT_BINARY_DIR}/tool_pprof)
+set_tests_properties(tool_pprof PROPERTIES SKIP_RETURN_CODE 77)
+
+# The command line against its option tables: completion, --help, the man
+# page, --width N, unknown options.
+add_test(NAME tool_options COMMAND sh ${TOOL_TESTS}/options.sh $<TARGET_FILE:capprof_tool>
+  $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_options ${PROJECT_SOURCE_DIR})
+
 add_test(NAME tool_probe_note COMMAND sh ${TOOL_TESTS}/probe_note.sh $<TARGET_FILE:capprof_tool>
   $<TARGET_FILE:tool_gen_dump> ${CMAKE_CURRENT_BINARY_DIR}/tool_probe_note)
 

@@ -4,7 +4,7 @@
 # export (thread, focus, hide, time threshold), C++ names shortened for the
 # terminal, colour and the pager on a terminal (a pty made by script(1)),
 # lines fitted to the terminal's width, diff of two builds with differently
-# named executables.
+# named executables, the hint for a build without -g.
 set -eu
 esc=$(printf '\033')
 CAPPROF=$1 CC=$2 CXX=$3 LIB=$4 W=$5
@@ -139,6 +139,16 @@ grep -Eq ' fib  \[new\]$' out.txt && grep -Eq ' fib  \[gone\]$' out.txt ||
   fail "diff --keep-modules keeps modules apart: $(cat out.txt)"
 expect 0 "$CAPPROF" diff "$D" -- new.capprof
 grep -q ' fib$' out.txt && [ "$(grep -c ' fib$' out.txt)" = 1 ] || fail "diff of runs by name"
+
+# ---- a build without -g: one line says why locations show as the module -------
+$CC -O0 -finstrument-functions "$HERE/calls.c" "$LIB" -lpthread -o nog
+CAPPROF_OUTPUT=nog.capprof ./nog >/dev/null
+expect 0 "$CAPPROF" report nog.capprof
+[ "$(grep -c 'nog has no line information (built without -g?)' err.txt)" = 1 ] ||
+  fail "no -g: no hint: $(cat err.txt)"
+[ "$(wc -l <err.txt)" = 1 ] || fail "no -g: more than the hint: $(cat err.txt)"
+expect 0 "$CAPPROF" report "$D"
+grep -q 'line information' err.txt && fail "-g build: hint given: $(cat err.txt)"
 
 [ $fails = 0 ] && echo "ui: all passed" && exit 0
 echo "ui: $fails failures"

@@ -44,7 +44,7 @@ static void defaults_when_unset(void **state)
   assert_null(settings_str(SET_OUTPUT));
   /* Each variable the runtime reads is asked for once; the tool's never. */
   for (int i = 0; i < SET_COUNT; i++) {
-    int tool = i == SET_PAGER || i == SET_LIBRARY || i == SET_DLL;
+    int tool = i == SET_PAGER || i == SET_PROGRESS || i == SET_LIBRARY || i == SET_DLL;
     assert_int_equal(asked[i], tool ? 0 : 1);
   }
 }

@@ -1,13 +1,30 @@
 # capprof-completion.bash -- bash completion for the capprof tool, installed
 # as share/bash-completion/completions/capprof. Commands and options are read
-# from 'capprof --help' and 'capprof COMMAND --help', so they stay in step
-# with the tool; dumps complete as *.capprof files.
+# from 'capprof --help' and 'capprof COMMAND --help', formats and sort keys
+# from the tool's own answer to a bad value ("--sort wants a, b or c"), so
+# they stay in step with the tool (tests/tool/options.sh checks each one);
+# dumps complete as *.capprof files.
 
 _capprof_options()
 {
-  # every --long option a help text names (--color[=WHEN] gives --color=)
+  # the --long option each option line of the help text starts with, not
+  # those its prose names (--color[=WHEN] gives --color=)
   "$1" ${2:+"$2"} --help 2>/dev/null |
-    grep -o -e '--[a-z][a-z-]*\(\[\?=\)\?' | sed 's/\[=$/=/' | sort -u
+    sed -n 's/^  *\(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z-]*\(\[\{0,1\}=\)\{0,1\}\).*/\2/p' |
+    sed 's/\[=$/=/' | sort -u
+}
+
+# the values an option takes: the tool's error for a bad one lists them
+_capprof_values()
+{
+  "$1" ${2:+"$2"} "$3=?" 2>&1 >/dev/null | sed -n "s/.*$3 wants \([^:]*\), not '?'.*/\1/p" |
+    sed 's/ or /, /; s/ *([^)]*)//g; s/,/ /g'
+}
+
+_capprof_formats()
+{
+  "$1" export --format=? 2>&1 >/dev/null | sed -n "s/.*unknown format '?' (\(.*\))$/\1/p" |
+    sed 's/,/ /g'
 }
 
 _capprof()
@@ -25,18 +42,18 @@ _capprof()
   COMPREPLY=()
   case $cur in
     --format=*)
-      COMPREPLY=($(compgen -P --format= -W "json csv callgrind folded speedscope html" -- "${cur#--format=}"))
+      COMPREPLY=($(compgen -P --format= -W "$(_capprof_formats "$tool")" -- "${cur#--format=}"))
       return ;;
     --color=*)
       COMPREPLY=($(compgen -P --color= -W "auto always never" -- "${cur#--color=}"))
       return ;;
     --sort=*)
-      COMPREPLY=($(compgen -P --sort= -W "self incl calls avg max cpu name total" -- "${cur#--sort=}"))
+      COMPREPLY=($(compgen -P --sort= -W "$(_capprof_values "$tool" "$cmd" --sort)" -- "${cur#--sort=}"))
       return ;;
   esac
   case $prev in
     -o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    -f) COMPREPLY=($(compgen -W "json csv callgrind folded speedscope html" -- "$cur")); return ;;
+    -f|--format) COMPREPLY=($(compgen -W "$(_capprof_formats "$tool")" -- "$cur")); return ;;
   esac
   if [[ -z $cmd ]]; then
     if [[ $cur == -* ]]; then

@@ -15,7 +15,7 @@
 
 static const struct exporter *const formats[] = {
   &export_json, &export_csv, &export_callgrind, &export_folded, &export_speedscope,
-  &export_html,
+  &export_html, &export_pprof,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -53,6 +53,7 @@ static void usage(void)
   printf("  -o, --output=FILE    write to FILE instead of standard output\n"
          "      --per-thread     callgrind: also one file per thread, FILE-01,\n"
          "                       FILE-02... (KCachegrind loads them as parts)\n"
+         "      --pretty         json: indented, one member per line (default: compact)\n"
          "      --max-nodes=N    html: at most N call-tree nodes in the page (default\n"
          "                       %u; 0: all); the smallest paths become \"[other]\"\n"
          "  -h, --help           this text\n", EXPORT_HTML_MAX_NODES);
@@ -65,13 +66,14 @@ int cmd_export(int argc, char **argv)
     { "output", required_argument, NULL, 'o' },
     { "per-thread", no_argument, NULL, 'P' },
     { "max-nodes", required_argument, NULL, 'N' },
+    { "pretty", no_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
     FILTER_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   const struct exporter *ex = NULL;
   const char *out = NULL;
-  int c;
+  int c, pretty = 0;
   struct filter flt = { 0 };
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":f:o:ht:", longopts, NULL)) != -1) {
@@ -83,12 +85,17 @@ int cmd_export(int argc, char **argv)
       ex = NULL;
       for (size_t i = 0; i < NFORMATS; i++)
         if (!strcmp(formats[i]->name, optarg)) ex = formats[i];
-      if (!ex)
-        return 1 + tool_error("export: unknown format '%s' (json, csv, callgrind, folded, "
-                              "speedscope, html)", optarg);
+      if (!ex) {
+        char names[128] = "";
+        for (size_t i = 0; i < NFORMATS; i++)
+          snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                   formats[i]->name);
+        return 1 + tool_error("export: unknown format '%s' (%s)", optarg, names);
+      }
       break;
     case 'o': out = optarg; break;
     case 'P': export_opts.per_thread = 1; break;
+    case 'p': pretty = 1; break;
     case 'N': {
       double v;
       if (tool_parse_num("export", "--max-nodes", optarg, 4e9, &v)) return 2;
@@ -100,6 +107,8 @@ int cmd_export(int argc, char **argv)
     }
   }
   if (!ex) return 1 + tool_error("export: no --format given (see 'capprof export --help')");
+  if (pretty && ex != &export_json)
+    return 1 + tool_error("export: --pretty is for --format=json");
   if (export_opts.per_thread && (ex != &export_callgrind || !out || !strcmp(out, "-")))
     return 1 + tool_error("export: --per-thread wants --format=callgrind and -o FILE");
   export_opts.out = out;
@@ -112,7 +121,19 @@ int cmd_export(int argc, char **argv)
   if (!p) return 1;
   if (filter_apply(p, &flt) != 0) { prof_free(p); return 1; }
   FILE *f = tool_open_out(out);
-  int rc = f ? ex->write(f, p) : 1;
+  char what[64];
+  snprintf(what, sizeof what, "exporting %s", ex->name);
+  tool_progress(what, 0, 0);
+  int rc = 1;
+  if (f && pretty) {            /* compact into a temporary file, then indented */
+    FILE *tmp = tmpfile();
+    rc = tmp ? ex->write(tmp, p) : tool_error("export: no temporary file for --pretty");
+    if (!rc && (fflush(tmp) || ferror(tmp) || fseek(tmp, 0, SEEK_SET) || json_pretty(tmp, f)))
+      rc = tool_error("export: --pretty: the temporary file failed");
+    if (tmp) fclose(tmp);
+  } else if (f) {
+    rc = ex->write(f, p);
+  }
   if (f && tool_close_out(f, out) != 0 && !rc) rc = 1;
   prof_free(p);
   return rc;

@@ -27,7 +27,7 @@ const char display_help[] =
   "      --no-pager      do not page long output (pager: $CAPPROF_PAGER,\n"
   "                      $PAGER or less, on a terminal only)\n"
   "      --full-names    C++ names in full, not with <...> for long templates\n"
-  "      --width=N       fit lines in N columns (0: no limit; default: the\n"
+  "      --width N       fit lines in N columns (0: no limit; default: the\n"
   "                      terminal's width; when not a terminal, 80 for\n"
   "                      report, else no limit)\n";
 
@@ -57,9 +57,12 @@ int display_options(int *argc, char **argv)
       disp.color = w;
     } else if (!strcmp(a, "--no-pager")) disp.pager = 0;
     else if (!strcmp(a, "--full-names")) disp.full_names = 1;
-    else if (!strncmp(a, "--width=", 8)) {
+    else if (!strncmp(a, "--width=", 8) || !strcmp(a, "--width")) {
+      /* --width N as well as --width=N, as every other option takes it */
+      const char *v = a[7] ? a + 8 : i + 1 < *argc ? argv[++i] : NULL;
+      if (!v) return 1 + tool_error("option '--width' needs a value (see 'capprof --help')");
       double w;
-      if (tool_parse_num("capprof", "--width", a + 8, 100000, &w)) return 2;
+      if (tool_parse_num("capprof", "--width", v, 100000, &w)) return 2;
       disp.width = (int)w;
     } else argv[o++] = argv[i];
   }

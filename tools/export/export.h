@@ -27,7 +27,7 @@ struct export_opts {
 extern struct export_opts export_opts;
 
 extern const struct exporter export_json, export_csv, export_callgrind, export_folded,
-    export_speedscope, export_html;
+    export_speedscope, export_html, export_pprof;
 
 /* The HTML page (export_html.c) holds at most this many call-tree nodes over
 ** all its trees; above it, each tree keeps its paths with the most inclusive
@@ -42,6 +42,10 @@ extern uint32_t export_html_max_nodes;
 ** an exit status; errors are printed. */
 int diff_html(char **base, int nbase, char **after, int nafter, int key, int raw, int keep,
               const char *out);
+
+/* Copy the JSON text of in to out re-indented, two spaces per level
+** (json_pretty.c). Returns 0, or -1 when in could not be read. */
+int json_pretty(FILE *in, FILE *out);
 
 /* s as a JSON string literal, quotes included; invalid UTF-8 becomes '?'. */
 void json_string(FILE *f, const char *s);

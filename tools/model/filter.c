@@ -22,8 +22,8 @@ const char filter_help[] =
   "                       cpu (CPU time from samples; the default of a sampled\n"
   "                       run), elapsed (wall time from the hooks; the default\n"
   "                       otherwise) or calls\n"
-  "  FUNC is a name as shown, or the name without its parameters, with * and\n"
-  "  ? as wildcards (quote them from the shell).\n";
+  "  FUNC is a name as shown, or its qualified name (C++: without return type\n"
+  "  and parameters, 'ns::f<int>'), with * and ? as wildcards (quote them).\n";
 
 /* TIME with an optional unit ns, us, ms or s (default ns); -1 if bad. */
 static double parse_time(const char *s)
@@ -93,12 +93,58 @@ static int glob(const char *p, const char *s, size_t n)
   return !*p;
 }
 
+/* Past the operator's symbol when s starts with "operator" followed by one
+** ("operator()", "operator<<", "operator new", "operator int"), else s. */
+static const char *skip_operator(const char *s)
+{
+  if (strncmp(s, "operator", 8)) return s;
+  const char *p = s + 8;
+  if (p[0] == '(' && p[1] == ')') return p + 2;
+  if (*p == ' ') {                                /* new, delete, conversions */
+    p++;
+    while (*p && *p != '(' && *p != '<') p++;
+    return p;
+  }
+  while (*p && strchr("<>=!+-*/%^&|~[],", *p)) p++;
+  return p;
+}
+
+/* The qualified name in a demangled C++ name: without the return type that
+** template functions' names start with, the parameters and what follows
+** them ("int ns::f<int>(int) const" gives "ns::f<int>"). Sets *len. */
+static const char *qualified_name(const char *name, size_t *len)
+{
+  const char *start = name, *p = name;
+  int angle = 0, paren = 0;
+  while (*p) {
+    if (p == name || p[-1] == ' ' || p[-1] == ':') {
+      const char *q = skip_operator(p);
+      if (q != p) { p = q; continue; }
+    }
+    char c = *p;
+    if (c == '<') angle++;
+    else if (c == '>' && angle) angle--;
+    else if (c == '(') {
+      /* "(anonymous namespace)::" is part of the name; any other '(' at
+      ** the top level opens the parameters */
+      if (!angle && !paren && p != start && p[-1] != ':') break;
+      paren++;
+    } else if (c == ')' && paren) paren--;
+    else if (c == ' ' && !angle && !paren) start = p + 1;
+    p++;
+  }
+  *len = (size_t)(p - start);
+  return start;
+}
+
 int filter_name_matches(const char *pattern, const char *name)
 {
   size_t n = strlen(name);
   if (glob(pattern, name, n)) return 1;
   const char *paren = strchr(name, '(');
-  return paren && paren != name && glob(pattern, name, (size_t)(paren - name));
+  if (paren && paren != name && glob(pattern, name, (size_t)(paren - name))) return 1;
+  const char *q = qualified_name(name, &n);
+  return glob(pattern, q, n);
 }
 
 /* Which functions match any of the patterns: a new array of nfuncs flags,

@@ -44,8 +44,11 @@ int filter_option(const char *cmd, int c, const char *arg, struct filter *f);
 /* Whether a thread matches a -t value (its id or its name). */
 int filter_thread_matches(const struct prof_thread *t, const char *sel);
 
-/* Whether a function name matches a pattern: the whole name, or the name
-** without its parameter list ("fib" for "fib(int)"), with * and ? globs. */
+/* Whether a function name matches a pattern: the whole name, the name
+** without its parameter list ("fib" for "fib(int)"), or the qualified name
+** without the return type template functions' names start with and without
+** the parameters ("ns::f<int>" for "int ns::f<int>(int) const"), with * and
+** ? globs. */
 int filter_name_matches(const char *pattern, const char *name);
 
 /* Apply f to p: drop other threads, rebuild the trees, recompute the flat

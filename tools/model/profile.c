@@ -401,6 +401,30 @@ static uint32_t pc_func(const struct profile *p, struct symbolizer *sym, uint64_
   return f;
 }
 
+/* Notes count samples of node `node` at program counter pc in t->pcs, with
+** its source line. Returns 0 or CAPPROF_ENOMEM. */
+static int note_pc(struct prof_thread *t, struct symbolizer *sym, uint32_t node, uint64_t pc,
+                   uint64_t count)
+{
+  if (!count) return 0;
+  if ((t->npcs & (t->npcs - 1)) == 0) {         /* 0, 1, 2, 4...: grow to twice */
+    struct prof_pc *np = realloc(t->pcs, (t->npcs ? 2 * (size_t)t->npcs : 1) * sizeof *np);
+    if (!np) return CAPPROF_ENOMEM;
+    t->pcs = np;
+  }
+  struct prof_pc *e = &t->pcs[t->npcs++];
+  e->node = node;
+  e->count = count < UINT32_MAX ? (uint32_t)count : UINT32_MAX;
+  e->addr = pc;
+  e->file = NULL;
+  e->line = 0;
+  if (sym_line(sym, pc, &e->file, &e->line) != 0) {
+    e->file = NULL;
+    e->line = 0;
+  }
+  return 0;
+}
+
 /* Program samples charged to a node (the call on top of the shadow stack)
 ** whose program counter lies in a function the node called: that callee's
 ** code before its entry hook or after its exit hook (Clang and GCC's
@@ -454,11 +478,15 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
   for (uint32_t j = 0; !rc && j < ct->npcs; j++) {
     const struct cpd_node_pc *e = &ct->pcs[j];
     struct prof_node *n = &t->nodes[e->node];
-    uint32_t f = pc_func(p, sym, e->pc & ~CPD_PC_CALLER);
+    uint64_t pc = e->pc & ~CPD_PC_CALLER;
+    uint32_t f = pc_func(p, sym, pc);
     /* An intercepted library function's node has the library's module: a
     ** pc in that library without its trampoline's frame (called from inside
     ** the library) stays with the node, as a library's code does. */
-    if (f == PROF_NONE || f == n->func || p->funcs[f].api || p->funcs[f].zone) continue;
+    if (f == PROF_NONE || f == n->func || p->funcs[f].api || p->funcs[f].zone) {
+      rc = note_pc(t, sym, e->node, pc, e->count < n->s_self ? e->count : n->s_self);
+      continue;
+    }
     uint32_t c = kids.vals[map_slot(&kids, (uint64_t)e->node << 32 | f)];
     if (c == PROF_NONE && unh) {                /* depth first, unhooked nodes only */
       uint32_t top = 0;
@@ -496,12 +524,16 @@ static int charge_pcs(struct profile *p, struct prof_thread *t, const struct cpd
         }
       }
     }
-    if (c == PROF_NONE) continue;
     uint32_t v = e->count < n->s_self ? (uint32_t)e->count : n->s_self;
+    if (c == PROF_NONE) {
+      rc = note_pc(t, sym, e->node, pc, v);
+      continue;
+    }
     n->s_self -= v;
     struct prof_node *to = &t->nodes[c];
     to->s_self = to->s_self > UINT32_MAX - v ? UINT32_MAX : to->s_self + v;
     p->pc_moved += v;
+    rc = note_pc(t, sym, c, pc, v);
   }
   free(first);
   free(next);
@@ -589,6 +621,9 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   p->nthreads++;
   uint32_t th = (uint32_t)(ct - d->threads);
+  char what[160];
+  snprintf(what, sizeof what, "symbolizing %s, thread %u of %u", sym_base_name(d->path), th + 1,
+           d->nthreads);
   const struct prof_dump *pd = &p->dumps[di];
   for (uint32_t i = ct->node_count; i-- > 1;) {
     double outer;
@@ -598,6 +633,7 @@ static int add_thread(struct profile *p, uint32_t di, const struct cpd_thread *c
   }
   for (uint32_t i = 0; i < ct->node_count; i++) {
     const struct cpd_node *c = &ct->nodes[i];
+    tool_progress(what, i, ct->node_count);
     uint32_t f = key_func(p, sym, keys, c->key);
     if (f == PROF_NONE) {
       free(probe);
@@ -662,7 +698,7 @@ static int add_pc_samples(struct profile *p, const struct cpd_sample_thread *st,
 /* A call tree from a thread's sampled stacks (a thread without hooks):
 ** paths matched by function; a node's times are the CPU time of its samples. */
 static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_sample_thread *st,
-                              const uint32_t *func, double ns)
+                              const uint32_t *func, double ns, struct symbolizer *sym)
 {
   struct prof_thread *t = &p->threads[p->nthreads];
   memset(t, 0, sizeof *t);
@@ -700,6 +736,7 @@ static int add_sampled_thread(struct profile *p, uint32_t di, const struct cpd_s
     }
     t->nodes[o].s_self += st->nodes[k].self;
     out[k] = o;
+    if (st->nodes[k].self) rc = note_pc(t, sym, o, st->nodes[k].addr, st->nodes[k].self);
   }
   t->cap = t->nnodes;
   free(out);
@@ -736,7 +773,7 @@ static int add_samples(struct profile *p, uint32_t di, struct symbolizer *sym, s
     if (func[0] == PROF_NONE || (st->nnodes > 1 && func[st->nnodes - 1] == PROF_NONE))
       rc = CAPPROF_ENOMEM;
     if (!rc) rc = add_pc_samples(p, st, func, ns);
-    if (!rc && !prof_thread_hooked(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns);
+    if (!rc && !prof_thread_hooked(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns, sym);
     free(func);
     if (rc) return rc;
   }
@@ -895,6 +932,29 @@ void prof_probe_model(struct prof_dump *pd, uint64_t *leaf_key)
   free(inner); free(avg); free(calls); free(incl); free(keys);
 }
 
+/* A one-line hint, once, when the program's own functions have names but
+** no source lines (built without -g: CMake's default build type): every
+** location would show as the module. */
+static void check_lines(const struct profile *p, uint32_t di)
+{
+  static int hinted;
+  const struct cpd_dump *d = p->dumps[di].d;
+  if (hinted || !d->exe || !*d->exe) return;
+  const char *exe = sym_base_name(d->exe);
+  uint32_t named = 0;
+  for (uint32_t f = 0; f < p->nfuncs; f++) {
+    const struct prof_func *fn = &p->funcs[f];
+    if (fn->synthetic || fn->zone || fn->api || strcmp(fn->module, exe) || strstr(fn->name, "+0x"))
+      continue;
+    if (fn->file) return;
+    named++;
+  }
+  if (!named) return;
+  hinted = 1;
+  tool_warn("%s has no line information (built without -g?): locations show as the module; "
+            "build with -g (CMake: -DCMAKE_BUILD_TYPE=RelWithDebInfo)", exe);
+}
+
 int prof_add_dump(struct profile *p, struct cpd_dump *d)
 {
   struct prof_dump *nd = realloc(p->dumps, (p->ndumps + 1) * sizeof *nd);
@@ -946,6 +1006,7 @@ int prof_add_dump(struct profile *p, struct cpd_dump *d)
   if (sym) map_free(&keys);
   sym_close(sym);
   if (!rc) check_calibration(p, di);
+  if (!rc) check_lines(p, di);
   return rc;
 }
 
@@ -975,14 +1036,22 @@ struct profile *prof_load_all(int n, char **paths)
 {
   struct profile *p = prof_new();
   if (!p) { tool_error("out of memory"); return NULL; }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    char what[160];
+    snprintf(what, sizeof what, "loading %s (%d of %d)", sym_base_name(paths[i]), i + 1, n);
+    tool_progress(what, 0, 0);
     if (prof_load(p, paths[i]) != 0) { prof_free(p); return NULL; }
+  }
   prof_flat(p);
   return p;
 }
 
 void prof_thread_free(struct prof_thread *t)
 {
+  for (uint32_t i = 0; i < t->npcs; i++) free(t->pcs[i].file);
+  free(t->pcs);
+  t->pcs = NULL;
+  t->npcs = 0;
   free(t->name);
   free(t->nodes);
   t->name = NULL;

@@ -126,6 +126,17 @@ struct prof_node {
                            ** in capprof's hooks: not in s_self */
 };
 
+/* Samples of one node at one program counter, with its source line: what
+** the dump told apart by program counter (format 1.5) and the leaves of
+** sampled stacks. Kept for the exports that show lines (pprof). */
+struct prof_pc {
+  uint32_t node;           /* the node the samples are charged to */
+  uint32_t count;          /* samples, part of the node's s_self */
+  uint64_t addr;           /* the program counter, in its dump's address space */
+  char *file;              /* source file (owned) or NULL */
+  unsigned line;           /* 0 if unknown */
+};
+
 struct prof_thread {
   uint64_t tid;
   char *name;              /* "" if unnamed */
@@ -138,6 +149,8 @@ struct prof_thread {
                            ** CPU time from samples, calls are 0 */
   double sample_ns;        /* CPU ns one sample stands for (its dump's, or the
                            ** first's in a merged tree); 0: event counters */
+  uint32_t npcs;           /* samples by program counter of the loaded tree; */
+  struct prof_pc *pcs;     /* 0 and NULL in merged and filtered trees */
 };
 
 struct prof_dump {

@@ -10,9 +10,43 @@
 
 #include "model/tool.h"
 
+int tool_progress_on;
+double tool_progress_delay = 1;
+double (*tool_progress_clock)(void);
+static size_t progress_len;        /* characters of the line shown, 0: none */
+static double progress_next;       /* when the line may change next */
+
+void tool_progress(const char *what, uint64_t done, uint64_t total)
+{
+  static unsigned calls;
+  if (!tool_progress_on || !tool_progress_clock || (done && (++calls & 1023) != 1))
+    return;                                        /* the clock now and then */
+  double now = tool_progress_clock();
+  if (now < tool_progress_delay || (progress_len && now < progress_next)) return;
+  progress_next = now + 0.1;
+  char line[160];
+  int n = total ? snprintf(line, sizeof line, "capprof: %s: %.0f%%", what,
+                           100.0 * (double)done / (double)total)
+                : snprintf(line, sizeof line, "capprof: %s...", what);
+  if (n < 0) return;
+  size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  fprintf(stderr, "\r%s%*s", line, progress_len > len ? (int)(progress_len - len) : 0, "");
+  fflush(stderr);
+  progress_len = len;
+}
+
+void tool_progress_done(void)
+{
+  if (!progress_len) return;
+  fprintf(stderr, "\r%*s\r", (int)progress_len, "");
+  fflush(stderr);
+  progress_len = 0;
+}
+
 int tool_error(const char *fmt, ...)
 {
   va_list ap;
+  tool_progress_done();
   va_start(ap, fmt);
   fputs("capprof: ", stderr);
   vfprintf(stderr, fmt, ap);
@@ -31,6 +65,7 @@ static size_t nkept, ndropped;
 void tool_warn(const char *fmt, ...)
 {
   if (tool_quiet) return;
+  tool_progress_done();
   va_list ap;
   va_start(ap, fmt);
   fputs("capprof: warning: ", stderr);
@@ -139,9 +174,12 @@ int tool_bad_option(const char *cmd, char **argv, int c)
     return 1 + tool_error("%s: option '%s' needs a value (see 'capprof %s --help')", cmd, arg,
                           cmd);
   if (!strncmp(arg, "--", 2)) {
+    /* getopt_long leaves optopt 0 for an unknown long option and sets it to
+    ** the option's value for a known one given a value it does not take. */
     size_t len = strcspn(arg, "=");
     return 1 + tool_error("%s: %s option '%.*s' (see 'capprof %s --help')", cmd,
-                          arg[len] ? "unexpected value for" : "unknown", (int)len, arg, cmd);
+                          arg[len] && optopt ? "unexpected value for" : "unknown", (int)len,
+                          arg, cmd);
   }
   if (optopt)
     return 1 + tool_error("%s: unknown option '-%c' (see 'capprof %s --help')", cmd, optopt, cmd);

@@ -27,6 +27,22 @@ void tool_warn(const char *fmt, ...)
 #endif
     ;
 
+/* Progress on stderr for long work (loading, symbolizing, exporting):
+** main sets tool_progress_on when stderr is a terminal and CAPPROF_PROGRESS
+** allows, tool_progress_delay, the seconds of CPU time the command works
+** before the first progress line (CAPPROF_PROGRESS, default 1), and the
+** clock (the model has no platform code). */
+extern int tool_progress_on;
+extern double tool_progress_delay;
+extern double (*tool_progress_clock)(void);   /* CPU seconds (term_cpu_seconds) */
+/* "capprof: WHAT: 45%" (no percentage when total is 0), rewritten in place
+** at most ten times a second once the command has worked the delay; cheap
+** enough to call per node. Not thread-safe. */
+void tool_progress(const char *what, uint64_t done, uint64_t total);
+/* Clear the progress line, if one is shown: before other output on
+** stderr, and at the end. */
+void tool_progress_done(void);
+
 /* The warnings tool_warn printed so far (the first 64, without the
 ** "capprof: warning: " prefix); *dropped gets how many more there were. */
 size_t tool_warnings(const char *const **lines, size_t *dropped);

@@ -7,11 +7,18 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "platform/term.h"
 
 static pid_t pager_pid;
+
+double term_cpu_seconds(void)
+{
+  clock_t c = clock();
+  return c == (clock_t)-1 ? 0 : (double)c / CLOCKS_PER_SEC;
+}
 
 int term_is_tty(FILE *f)
 {

@@ -8,6 +8,18 @@
 
 #include "platform/term.h"
 
+double term_cpu_seconds(void)
+{
+  FILETIME created, ended, kernel, user;
+  if (!GetProcessTimes(GetCurrentProcess(), &created, &ended, &kernel, &user)) return 0;
+  ULARGE_INTEGER k, u;                   /* 100 ns units */
+  k.LowPart = kernel.dwLowDateTime;
+  k.HighPart = kernel.dwHighDateTime;
+  u.LowPart = user.dwLowDateTime;
+  u.HighPart = user.dwHighDateTime;
+  return (double)(k.QuadPart + u.QuadPart) * 1e-7;
+}
+
 int term_is_tty(FILE *f)
 {
   return _isatty(_fileno(f));
