@@ -401,8 +401,7 @@ void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
 void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uintptr_t *slot)
 {
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return s->real;
-  if (cp_ring_pending(t)) cp_ring_drain(t);   /* samples of the caller's path */
+  if (!cp_hook_sync(t)) return s->real;      /* and samples of the caller's path */
   struct cp_rstack *r = t->rstack;
   if (CP_UNLIKELY(!r) && !(r = rstack_new(t))) {
     A.unrecorded++;
