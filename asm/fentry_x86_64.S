@@ -544,7 +544,7 @@ __return__:
         .size   __return__, .-__return__
 
 /* long cp_calib_fentry(long a, long b): a + b as GCC builds it with
- * -pg -mfentry -minstrument-return=call, the twin of src/core/calib_probe.c's
+ * -pg -mfentry -minstrument-return=call, the twin of src/hooks/calib_probe.c's
  * cp_calib_instrumented, which src/core/clock.c calls to calibrate these hooks. */
         .globl  cp_calib_fentry
         .hidden cp_calib_fentry

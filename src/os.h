@@ -74,8 +74,6 @@ void os_unlock(void) CP_HIDDEN;
 ** not be had (held by this thread, or not released within a few seconds). */
 int os_lock_at_exit(void) CP_HIDDEN;
 
-/* Fill cp_g.exe, cp_g.progname, cp_g.cmdline; register at-exit and fork
-** handlers. Called once from runtime_init. */
 /* What the OS layer calls back, given by the core at os_process_init: the
 ** OS layer never names the runtime above it. thread_exit runs on a
 ** registered thread as it ends (then, POSIX, thread_retire); the fork
@@ -93,7 +91,20 @@ struct os_callbacks {
   ** hooks record nothing from now on. */
   void (*thread_aside)(void);
 };
-void os_process_init(const struct os_callbacks *cb) CP_HIDDEN;
+/* The process as the core keeps it (cp_g.proc): what the OS layer is told
+** (disabled, secure) and what it fills in (exe, progname, cmdline). */
+struct os_process {
+  int disabled;               /* never recording: the dlclose interposer only passes on */
+  int secure;                 /* privileged: files are made for their owner only */
+  char exe[1024];             /* executable path */
+  char progname[256];         /* base name of the executable */
+  char *cmdline;              /* NUL-separated arguments, os-allocated */
+  size_t cmdline_len;
+};
+/* Fill p's exe, progname and cmdline, keep p (read from then on, never
+** written by the core again), register the thread-exit, fork and at-exit
+** handlers cb. Called once from runtime_init, under os_lock. */
+void os_process_init(const struct os_callbacks *cb, struct os_process *p) CP_HIDDEN;
 
 /* A variable of the environment, NULL if unset or if the process is
 ** privileged (os_is_privileged). */

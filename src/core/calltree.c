@@ -9,7 +9,6 @@
 #include "../core/core.h"
 #include "../hooks/hotpath.h"
 #include "../throttle/throttle.h"
-#include "../zone/zone.h"
 
 /* Reservation sizes: address space only; memory is committed as used. */
 #if UINTPTR_MAX > 0xFFFFFFFFu
@@ -221,6 +220,16 @@ CP_PROBE_CODE struct cp_frame *calltree_grow(struct cp_thread *t)
   return top;
 }
 
+/* A frame popped without its exit: a zone's is counted as left open, by
+** the feature that registers for it (zone.c). Slow paths only. */
+static void popped_open(struct cp_thread *t, const struct cp_frame *f)
+{
+  uint64_t key = t->nodes[f->node].key;
+  if (CP_LIKELY(!CPD_KEY_IS_ZONE(key))) return;
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->zone_popped) (*p)->zone_popped(t, (uint32_t)(key & 0xFFFFFFFFu));
+}
+
 /* Pop every frame whose sp is below sp, charging each with the time up to
 ** now: those calls were left without an exit. */
 CP_PROBE_CODE struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp, uint64_t now)
@@ -229,7 +238,7 @@ CP_PROBE_CODE struct cp_frame *calltree_unwind(struct cp_thread *t, uintptr_t sp
   struct cp_frame *f = t->top;
   while (f > t->frames && f->sp < sp) {
     calltree_charge_frame(t, f, now);
-    zone_popped_open(t, f);
+    popped_open(t, f);
     f--;
   }
   t->top = f;
@@ -258,7 +267,7 @@ CP_PROBE_CODE void calltree_exit_mismatch(struct cp_thread *t, uint64_t key, uin
       uint32_t saved = cp_enter_busy(t);
       for (; f >= g; f--) {
         calltree_charge_frame(t, f, now);
-        zone_popped_open(t, f);
+        popped_open(t, f);
       }
       t->top = g - 1;
       cp_leave_busy(t, saved);

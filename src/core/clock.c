@@ -76,16 +76,18 @@ void clock_calibrate_timer(void)
   cp_g.timer_overhead = best;
 }
 
-/* Two functions from calib_probe.c, a + b: one compiled with the hooks, one
-** without, and on x86-64 Linux the same with GCC's after-inlining hooks
-** (asm/fentry_x86_64.S). Called through volatile pointers so nothing is
-** inlined. */
+/* The probe: a + b, plain and through each kind of hook, registered by
+** the hooks (src/hooks/calib_probe.c; on x86-64 Linux the same with GCC's
+** after-inlining hooks, asm/fentry_x86_64.S). Called through volatile
+** pointers so nothing is inlined. */
 typedef long (*calib_fn)(long, long);
-long cp_calib_instrumented(long a, long b) CP_HIDDEN;
-long cp_calib_plain(long a, long b) CP_HIDDEN;
-#ifdef CAPPROF_HAVE_FENTRY
-long cp_calib_fentry(long a, long b) CP_HIDDEN;
-#endif
+
+static const struct cp_calib *calib_probe(void)
+{
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->calib) return (*p)->calib;
+  return NULL;
+}
 
 #define PROBE_WARMUP 10
 #define PROBE_ROUNDS 100
@@ -155,8 +157,8 @@ uint64_t cp_median(uint64_t *v, int n)
 ** inner, used before, put the split ~3 ns too far into the call on this
 ** machine: the ground-truth caller of 64 short callees kept up to +21 %,
 ** docs/tool.md.) 0 when something failed. */
-static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
-                        uint64_t *outer_mt, uint64_t *inner_mt)
+static int measure_kind(struct cp_thread *scratch, calib_fn fn, calib_fn plain,
+                        uint32_t kind, uint64_t *outer_mt, uint64_t *inner_mt)
 {
   struct cp_thread *sampled = NULL;
   if (kind != CP_FRAME_TIMED) {               /* throttle the scratch nodes */
@@ -175,7 +177,7 @@ static int measure_kind(struct cp_thread *scratch, calib_fn fn, uint32_t kind,
     uint64_t own = scratch_ticks(scratch);
     uint64_t a = one_round(fn, sampled);
     own = (scratch_ticks(scratch) - own) / per;
-    uint64_t b = one_round(cp_calib_plain, sampled);
+    uint64_t b = one_round(plain, sampled);
     if (r < PROBE_WARMUP) continue;
     outs[r - PROBE_WARMUP] = a > b ? a - b : 0;
     ins[r - PROBE_WARMUP] = own > b ? own - b : 0;
@@ -222,28 +224,23 @@ void cp_keep_pair(uint64_t *inner_mt, uint64_t *outer_mt, uint64_t inner, uint64
 ** the kind the program used (cp_probe_cost). */
 void clock_calibrate_probe(int used_only)
 {
-  static const calib_fn fns[CP_PROBE_KINDS] = {
-    cp_calib_instrumented,
-#ifdef CAPPROF_HAVE_FENTRY
-    cp_calib_fentry,
-#else
-    NULL,
-#endif
-  };
+  const struct cp_calib *probe = calib_probe();
+  if (!probe) return;
   uint32_t hooks_seen = cp_g.hooks_seen;     /* the program's, not ours */
   struct cp_thread *saved = os_get_thread();
   int used = cp_probe_cost() == &cp_g.probe[CP_PROBE_FENTRY] ? CP_PROBE_FENTRY : CP_PROBE_CYG;
   for (int k = 0; k < CP_PROBE_KINDS; k++) {
-    if (!fns[k] || (used_only && k != used)) continue;
+    calib_fn fn = probe->hooked[k];
+    if (!fn || (used_only && k != used)) continue;
     struct cp_thread *scratch = calltree_new(64);
     if (!scratch) break;
     scratch->gate = cp_g.gate;
     scratch->calibrating = 1;                /* its calls pass any CAPPROF_THROTTLE=N */
     os_set_thread(scratch);
     uint64_t outer, inner, uouter, uinner, souter, sinner;
-    int ok = measure_kind(scratch, fns[k], CP_FRAME_TIMED, &outer, &inner);
-    int tok = ok && measure_kind(scratch, fns[k], CP_FRAME_UNTIMED, &uouter, &uinner) &&
-              measure_kind(scratch, fns[k], CP_FRAME_SAMPLED, &souter, &sinner);
+    int ok = measure_kind(scratch, fn, probe->plain, CP_FRAME_TIMED, &outer, &inner);
+    int tok = ok && measure_kind(scratch, fn, probe->plain, CP_FRAME_UNTIMED, &uouter, &uinner) &&
+              measure_kind(scratch, fn, probe->plain, CP_FRAME_SAMPLED, &souter, &sinner);
     os_set_thread(saved);
     struct cp_probe_cost *pc = &cp_g.probe[k];
     if (ok) cp_keep_pair(&pc->inner_mt, &pc->outer_mt, inner, outer);

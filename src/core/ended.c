@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "../core/core.h"
-#include "../zone/zone.h"
 
 /* The arena: one reservation, committed as records are added, never
 ** freed piecemeal (reset and fork give it all back). It also bounds what
@@ -70,43 +69,28 @@ static void unlink_thread(struct cp_thread *t)
   t->next = NULL;
 }
 
-struct zone_copy { struct cp_zone_count *to; uint32_t n; };
-
-static void count_zone(void *ctx, uint32_t id, const uint64_t *counts)
-{
-  (void)id; (void)counts;
-  ((struct zone_copy *)ctx)->n++;
-}
-
-static void copy_zone(void *ctx, uint32_t id, const uint64_t *counts)
-{
-  struct zone_copy *c = ctx;
-  struct cp_zone_count *z = &c->to[c->n++];
-  z->id = id;
-  z->pad_ = 0;
-  memcpy(z->n, counts, sizeof z->n);
-}
-
-/* Pack t's tree, record and zone counts into the arena; 0, or -1 when the
-** arena is full. */
+/* Pack t's tree and record, and what the features keep with it, into the
+** arena; 0, or -1 when the arena is full. */
 static int pack(struct cp_thread *t, uint32_t open, uint64_t start_key)
 {
-  struct zone_copy zc = { NULL, 0 };
-  zone_issues(t, count_zone, &zc);
   size_t nbytes = (size_t)t->nnodes * sizeof(struct cp_node);
   size_t head = (sizeof(struct cp_ended) + 15) & ~(size_t)15;
-  size_t zbytes = (size_t)zc.n * sizeof(struct cp_zone_count);
-  char *mem = arena_alloc(head + nbytes + zbytes);
+  size_t fbytes = 0;
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->pack_size) fbytes += ((*p)->pack_size(t) + 7) & ~(size_t)7;
+  char *mem = arena_alloc(head + nbytes + fbytes);
   if (!mem) return -1;
   struct cp_ended *e = (struct cp_ended *)(void *)mem;
   memset(e, 0, sizeof *e);
   e->nodes = (struct cp_node *)(void *)(mem + head);
   memcpy(e->nodes, t->nodes, nbytes);
-  e->zones = zc.n ? (struct cp_zone_count *)(void *)(mem + head + nbytes) : NULL;
-  zc.to = e->zones;
-  zc.n = 0;
-  if (e->zones) zone_issues(t, copy_zone, &zc);
-  e->nzones = zc.n;
+  char *more = mem + head + nbytes;
+  for (const struct cp_feature *const *p = cp_features; *p; p++) {
+    if (!(*p)->pack_size || !(*p)->pack) continue;
+    size_t n = ((*p)->pack_size(t) + 7) & ~(size_t)7;
+    (*p)->pack(t, e, more);
+    more += n;
+  }
   e->tid = t->tid;
   e->start_ns = t->start_ns;
   e->end_ns = t->end_ns;
@@ -154,13 +138,6 @@ static struct cp_ended *group_for(const char *name, uint64_t start_key)
   return g;
 }
 
-struct zone_merge { struct cp_thread *to; };
-
-static void merge_zone(void *ctx, uint32_t id, const uint64_t *counts)
-{
-  zone_add(((struct zone_merge *)ctx)->to, id, counts);
-}
-
 static void merge(struct cp_thread *t, uint32_t open, uint64_t start_key)
 {
   struct cp_ended *g = group_for(t->name, start_key);
@@ -171,8 +148,8 @@ static void merge(struct cp_thread *t, uint32_t open, uint64_t start_key)
   /* t's table is no longer needed and has a slot per node at least (it is
   ** at most half full, and never smaller than TABLE_MIN): the index map. */
   calltree_merge(g->group, t->nodes, t->nnodes, t->table);
-  struct zone_merge zm = { g->group };
-  zone_issues(t, merge_zone, &zm);
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->merged) (*p)->merged(t, g->group);
   g->merged++;
   g->nopen += open;
   g->lost_frames += t->lost_frames;
@@ -187,11 +164,8 @@ void ended_retire(struct cp_thread *t)
 {
   unlink_thread(t);
   if (t->generation != cp_g.gate >> 1) return;    /* recorded before a reset */
-  /* Zones still open when the thread ended are counted as such. */
-  for (struct cp_frame *f = t->frames + 1; f <= t->top; f++) {
-    uint64_t key = f->node < t->nnodes ? t->nodes[f->node].key : 0;
-    if (CPD_KEY_IS_ZONE(key)) zone_note(t, (uint32_t)(key & 0xFFFFFFFFu), CPD_ZI_OPEN_AT_EXIT);
-  }
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->thread_ending) (*p)->thread_ending(t);   /* zones still open */
   uint32_t open = calltree_close(t, t->end_ticks);
   uint64_t start_key = t->nnodes > CP_FIRST_NODE ? t->nodes[CP_FIRST_NODE].key : 0;
   if (cp_g.nended_kept < cp_g.keep_threads && pack(t, open, start_key) == 0) return;

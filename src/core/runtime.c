@@ -7,11 +7,6 @@
 #include <string.h>
 
 #include "../core/core.h"
-#include "../sample/sample.h"
-#include "../throttle/throttle.h"
-#include "../patch/patch.h"
-#include "../intercept/intercept.h"
-#include "../dump/dump.h"
 #include "settings.h"
 
 struct cp_global cp_g CP_ALIGNED(64);
@@ -108,7 +103,8 @@ void runtime_init(void)
   settings_load(os_getenv, cp_g.secure);    /* none in a privileged process */
   cp_g.disabled = settings_bool(SET_DISABLE);
   cp_g.node_cap = settings_u32(SET_MAX_NODES);
-  throttle_init();
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->init) (*p)->init();          /* their settings */
   cp_g.keep_threads = settings_u32(SET_KEEP_THREADS);
   cp_g.ended_tail = &cp_g.ended;
   const char *pat = settings_str(SET_OUTPUT), *dir = settings_str(SET_OUTPUT_DIR);
@@ -126,7 +122,9 @@ void runtime_init(void)
                                            "dumps go to the current directory");
   cp_g.use_tsc = clock_select(settings_str(SET_CLOCK));
   cp_g.clock_source = cp_g.use_tsc ? CPD_CLOCK_TSC : os_ticks_source();
-  os_process_init(&os_callbacks);
+  cp_g.proc.disabled = cp_g.disabled;
+  cp_g.proc.secure = cp_g.secure;
+  os_process_init(&os_callbacks, &cp_g.proc);
   mark_start();
   if (cp_g.disabled) cp_g.gate = CP_GATE_PAUSED;
   cp_g.initialized = 1;
@@ -135,10 +133,10 @@ void runtime_init(void)
   if (!cp_g.disabled) {
     clock_calibrate_timer();
     clock_calibrate_probe(0);
-    intercept_start();                     /* CAPPROF_API: patch import slots */
-    os_dumpsig_start();
-    sample_init_from_env();
-    throttle_settle();
+    for (const struct cp_feature *const *p = cp_features; *p; p++)
+      if ((*p)->start) (*p)->start();      /* interception, dumps on demand, sampling */
+    for (const struct cp_feature *const *p = cp_features; *p; p++)
+      if ((*p)->settle) (*p)->settle();    /* throttling's defaults */
   }
   os_restore_errors(e);
 }
@@ -301,6 +299,17 @@ void runtime_fork_child(void)
 
 /* ---- control API ------------------------------------------------------- */
 
+/* Write a dump through the dump writer's registration (src/dump); under
+** os_lock. 0 or a CAPPROF_E* code; *failure says which step failed. */
+static int write_dump(const char *path, int explicit_path, char *out, size_t outsize,
+                      const char **failure)
+{
+  *failure = "";
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->write_dump) return (*p)->write_dump(path, explicit_path, out, outsize, failure);
+  return CAPPROF_ENOTSUP;
+}
+
 static int ensure_init(void)
 {
   if (!cp_g.initialized) runtime_init();
@@ -361,7 +370,8 @@ int capprof_dump(const char *path, char *out, size_t outsize)
   os_errsave e = os_save_errors();
   os_lock();
   clock_calibrate_probe(1);                /* keeps the pair with the smaller outer */
-  rc = dump_write(path ? path : cp_g.output, path != NULL, out, outsize);
+  const char *failure;
+  rc = write_dump(path ? path : cp_g.output, path != NULL, out, outsize, &failure);
   os_unlock();
   os_restore_errors(e);
   return rc;
@@ -409,7 +419,8 @@ void runtime_atexit(void)
 {
   if (!cp_g.initialized || cp_g.disabled) return;
   os_errsave e = os_save_errors();
-  sample_finish();                         /* no sample lands during the dump */
+  for (const struct cp_feature *const *p = cp_features; *p; p++)
+    if ((*p)->finish) (*p)->finish();      /* no sample lands during the dump */
   runtime_report_pending();
   /* A privileged process writes a dump only where the program asked. */
   if (cp_g.secure && !cp_g.output_from_api) {
@@ -429,14 +440,15 @@ void runtime_atexit(void)
     cp_g.gate |= CP_GATE_PAUSED;
     char path[1100];
     clock_calibrate_probe(1);              /* keeps the pair with the smaller outer */
-    int rc = dump_write(cp_g.output, 0, path, sizeof path);
+    const char *failure;
+    int rc = write_dump(cp_g.output, 0, path, sizeof path, &failure);
     if (rc != 0) {
       /* capprof: cannot write dump PATH: STEP FILE: REASON */
       char msg[2700] = "capprof: cannot write dump ";
       strncat(msg, path, 1100);
       strcat(msg, ": ");
-      if (dump_failure()[0]) {
-        strncat(msg, dump_failure(), 1400);
+      if (failure[0]) {
+        strncat(msg, failure, 1400);
         strcat(msg, ": ");
       }
       strcat(msg, capprof_strerror(rc));

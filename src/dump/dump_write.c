@@ -8,11 +8,7 @@
 #include <string.h>
 
 #include "../core/core.h"
-#include "../sample/sample.h"
-#include "../throttle/throttle.h"
-#include "../patch/patch.h"
-#include "../zone/zone.h"
-#include "../intercept/intercept.h"
+#include "../throttle/throttle.h"        /* CP_KEY_THROTTLED, a node's mark */
 #include "dump.h"
 
 #define MAX_SECTIONS 24
@@ -79,14 +75,24 @@ static uint64_t sec_begin(struct writer *w) { return w->off; }
 
 static void sec_end(struct writer *w, uint32_t type, uint64_t start);
 
-/* The writer for sections written by other files (sample.c). */
+static void w_patch_u32(struct writer *w, uint64_t off, uint32_t v)
+{
+  unsigned char b[4];
+  w_flush(w);
+  cpd_put32(b, v);
+  if (!w->err) w->err = os_file_write_at(w->f, b, 4, off);
+}
+
+/* The writer for the features' sections (dump.h). */
 struct dump_writer { struct writer w; };
 void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) { w_bytes(&w->w, p, n); }
 void dumpw_u32(struct dump_writer *w, uint32_t v) { w_u32(&w->w, v); }
 void dumpw_u64(struct dump_writer *w, uint64_t v) { w_u64(&w->w, v); }
 void dumpw_str(struct dump_writer *w, const char *s) { w_cstr(&w->w, s); }
+void dumpw_strn(struct dump_writer *w, const char *s, size_t len) { w_str(&w->w, s, len); }
 uint64_t dumpw_begin(struct dump_writer *w) { return sec_begin(&w->w); }
 void dumpw_end(struct dump_writer *w, uint32_t type, uint64_t start) { sec_end(&w->w, type, start); }
+void dumpw_patch_u32(struct dump_writer *w, uint64_t off, uint32_t v) { w_patch_u32(&w->w, off, v); }
 
 static void sec_end(struct writer *w, uint32_t type, uint64_t start)
 {
@@ -112,8 +118,8 @@ static void write_process(struct writer *w)
          : CAPPROF_ARCH_I386    ? CPD_ARCH_I386
          : CAPPROF_ARCH_AARCH64 ? CPD_ARCH_AARCH64
                                 : CPD_ARCH_OTHER);
-  w_cstr(w, cp_g.exe);
-  w_str(w, cp_g.cmdline ? cp_g.cmdline : "", cp_g.cmdline_len);
+  w_cstr(w, cp_g.proc.exe);
+  w_str(w, cp_g.proc.cmdline ? cp_g.proc.cmdline : "", cp_g.proc.cmdline_len);
   sec_end(w, CPD_SEC_PROCESS, s);
 }
 
@@ -170,15 +176,6 @@ static void write_modules(struct writer *w)
 
 /* ---- threads and their nodes --------------------------------------------- */
 
-/* One THREADS record to be: a live thread's state or an ended thread's
-** record (packed, or a merge group). */
-struct thread_row {
-  struct cp_thread *t;         /* live (or ended but not yet retired) */
-  struct cp_ended *e;          /* retired: packed or group */
-  uint64_t first, lost;
-  uint32_t count, open;
-};
-
 /* An open call's charge, to be added to its node as the nodes stream by. */
 struct open_call { uint32_t node, kind; uint64_t ticks; };
 
@@ -229,7 +226,7 @@ static void write_node(struct writer *w, const struct cp_node *nd, uint32_t i,
 
 /* A live thread's nodes, streamed: no copy of the node array, only of its
 ** open calls (charged up to its end, or now), sorted by node. */
-static void write_live_nodes(struct writer *w, struct thread_row *row, int stale)
+static void write_live_nodes(struct writer *w, struct dump_row *row, int stale)
 {
   struct cp_thread *t = row->t;
   uint32_t n = stale ? CP_FIRST_NODE : t->nnodes;
@@ -279,7 +276,7 @@ static void write_live_nodes(struct writer *w, struct thread_row *row, int stale
 }
 
 /* A retired thread's or group's nodes, flags in their hot fields. */
-static void write_ended_nodes(struct writer *w, struct thread_row *row)
+static void write_ended_nodes(struct writer *w, struct dump_row *row)
 {
   struct cp_ended *e = row->e;
   const struct cp_node *nodes = e->group ? e->group->nodes : e->nodes;
@@ -289,63 +286,8 @@ static void write_ended_nodes(struct writer *w, struct thread_row *row)
   row->open = e->nopen;
 }
 
-struct issue_ctx { struct writer *w; uint32_t thread, nnames, records; };
-
-static void write_issue(void *ctx, uint32_t id, const uint64_t *counts)
-{
-  struct issue_ctx *c = ctx;
-  if (id >= c->nnames) return;
-  w_u32(c->w, c->thread);
-  w_u32(c->w, id);
-  for (int k = 0; k < CPD_ZI_KINDS; k++) w_u64(c->w, counts[k]);
-  c->records++;
-}
-
-/* ZONE_ISSUES: each thread's mismatch counts, and the zones still open now:
-** at exit for a thread that ended (or at the final dump), else at dump. */
-static void write_zone_issues(struct writer *w, const struct thread_row *rows,
-                              uint32_t nrows, uint32_t nnames)
-{
-  uint64_t s = sec_begin(w);
-  struct issue_ctx c = { w, 0, nnames, 0 };
-  w_u32(w, 0);                                   /* count, patched below */
-  w_u32(w, CPD_ZI_KINDS);
-  uint32_t gen = cp_g.gate >> 1;
-  for (uint32_t i = 0; i < nrows; i++) {
-    const struct thread_row *r = &rows[i];
-    if (!r->count) continue;
-    struct cp_thread *t = r->t;
-    if (r->e && r->e->group) {
-      zone_issues(r->e->group, write_issue, &c);
-    } else if (r->e) {
-      for (uint32_t z = 0; z < r->e->nzones; z++)
-        write_issue(&c, r->e->zones[z].id, r->e->zones[z].n);
-    } else if (t->generation == gen) {
-      zone_issues(t, write_issue, &c);
-      unsigned kind = t->end_ns || cp_g.finished ? CPD_ZI_OPEN_AT_EXIT : CPD_ZI_OPEN_AT_DUMP;
-      struct cp_frame *top = t->top;
-      if (top < t->frames || top >= t->commit_end) top = t->frames;
-      for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
-        uint32_t node = f->node;
-        if (node >= r->count) continue;
-        uint64_t key = t->nodes[node].key;
-        if (!CPD_KEY_IS_ZONE(key)) continue;
-        uint64_t counts[CPD_ZI_KINDS] = { 0 };
-        counts[kind] = 1;
-        write_issue(&c, (uint32_t)(key & 0xFFFFFFFFu), counts);
-      }
-    }
-    c.thread++;
-  }
-  sec_end(w, CPD_SEC_ZONE_ISSUES, s);
-  w_flush(w);
-  unsigned char b[4];
-  cpd_put32(b, c.records);
-  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s);
-}
-
 /* THREAD_MERGES, when ended threads were merged or dropped. */
-static void write_merges(struct writer *w, const struct thread_row *rows, uint32_t nrows)
+static void write_merges(struct writer *w, const struct dump_row *rows, uint32_t nrows)
 {
   if (!cp_g.nended_merged && !cp_g.nended_dropped) return;
   uint64_t s = sec_begin(w);
@@ -373,7 +315,7 @@ static void write_merges(struct writer *w, const struct thread_row *rows, uint32
 /* CALIBRATION: per written thread, the time its slow paths took (left out
 ** of every measured call by the thread clock, cp_tnow) and how many entries
 ** took them; docs/dump-format.md. */
-static void write_calibration(struct writer *w, const struct thread_row *rows,
+static void write_calibration(struct writer *w, const struct dump_row *rows,
                               uint32_t nrows)
 {
   uint64_t s = sec_begin(w);
@@ -382,7 +324,7 @@ static void write_calibration(struct writer *w, const struct thread_row *rows,
   w_u32(w, records);
   w_u32(w, CPD_CAL_FIELDS);
   for (uint32_t i = 0; i < nrows; i++) {
-    const struct thread_row *r = &rows[i];
+    const struct dump_row *r = &rows[i];
     if (!r->count) continue;
     w_u32(w, written++);
     w_u32(w, 0);
@@ -392,77 +334,13 @@ static void write_calibration(struct writer *w, const struct thread_row *rows,
   sec_end(w, CPD_SEC_CALIBRATION, s);
 }
 
-struct throttle_ctx { struct writer *w; uint32_t thread, nnodes, records; };
-
-static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed)
+/* THREAD_MERGES and CALIBRATION, between the zones' sections and
+** throttling's (cp_dump_order). */
+static void dump_sections(struct dump_writer *dw, const struct dump_rows *rows)
 {
-  struct throttle_ctx *c = ctx;
-  if (node >= c->nnodes) return;
-  w_u32(c->w, c->thread);
-  w_u32(c->w, node);
-  w_u64(c->w, ticks - cp_g.start_ticks);
-  w_u64(c->w, timed);
-  c->records++;
-}
-
-/* UNHOOKED: the functions unhooked, when any were. */
-struct unhook_ctx { struct writer *w; uint32_t n, k; };
-
-static void count_unhooked(void *ctx, uint64_t key, uint64_t ticks)
-{
-  (void)key;
-  (void)ticks;
-  ((struct unhook_ctx *)ctx)->n++;
-}
-
-static void write_unhooked_rec(void *ctx, uint64_t key, uint64_t ticks)
-{
-  struct unhook_ctx *c = ctx;
-  if (!c->n) return;                             /* appended since counted */
-  c->n--;
-  w_u64(c->w, key);
-  w_u64(c->w, ticks - cp_g.start_ticks);
-  w_u64(c->w, unhook_calls(c->k));
-  w_u32(c->w, unhook_flags(c->k++));
-  w_u32(c->w, 0);
-}
-
-static void write_unhooked(struct writer *w)
-{
-  struct unhook_ctx c = { w, 0, 0 };
-  unhook_records(count_unhooked, &c);
-  if (!c.n) return;
-  uint64_t s = sec_begin(w);
-  w_u32(w, c.n);
-  w_u32(w, CPD_UNHOOKED_REC_SIZE);
-  unhook_records(write_unhooked_rec, &c);
-  sec_end(w, CPD_SEC_UNHOOKED, s);
-}
-
-/* THROTTLE: the settings, the hook kinds seen, each live thread's throttled
-** nodes (a retired thread's records are not kept: its nodes keep the flag). */
-static void write_throttle(struct writer *w, const struct thread_row *rows, uint32_t nrows)
-{
-  uint64_t s = sec_begin(w), calls, ns;
-  throttle_settings(&calls, &ns);
-  w_u64(w, calls);
-  w_u64(w, ns);
-  w_u32(w, cp_g.hooks_seen);
-  w_u32(w, 0);                                   /* count, patched below */
-  struct throttle_ctx c = { w, 0, 0, 0 };
-  uint32_t gen = cp_g.gate >> 1;
-  for (uint32_t i = 0; i < nrows; i++) {
-    const struct thread_row *r = &rows[i];
-    if (!r->count) continue;
-    c.nnodes = r->count;
-    if (!r->e && r->t->generation == gen) throttle_records(r->t, write_throttle_rec, &c);
-    c.thread++;
-  }
-  sec_end(w, CPD_SEC_THROTTLE, s);
-  w_flush(w);
-  unsigned char b[4];
-  cpd_put32(b, c.records);
-  if (!w->err) w->err = os_file_write_at(w->f, b, 4, s + 20);
+  struct writer *w = &dw->w;
+  write_merges(w, rows->row, rows->n);
+  write_calibration(w, rows->row, rows->n);
 }
 
 static void write_threads(struct writer *w)
@@ -472,9 +350,9 @@ static void write_threads(struct writer *w)
   struct cp_ended *e;
   for (t = cp_g.threads; t; t = t->next) nrows++;
   for (e = cp_g.ended; e; e = e->next) nrows++;
-  size_t rbytes = (nrows + 1) * sizeof(struct thread_row);
+  size_t rbytes = (nrows + 1) * sizeof(struct dump_row);
   rbytes = (rbytes + os_page_size() - 1) / os_page_size() * os_page_size();
-  struct thread_row *rows = os_reserve(rbytes);
+  struct dump_row *rows = os_reserve(rbytes);
   if (!rows || os_commit(rows, rbytes) != 0) {
     if (rows) os_release(rows, rbytes);
     w->err = CAPPROF_ENOMEM;
@@ -489,7 +367,7 @@ static void write_threads(struct writer *w)
   ** before a reset (stale, not retired) are left out. */
   uint64_t s = sec_begin(w), first = 0;
   for (i = 0; i < nrows; i++) {
-    struct thread_row *r = &rows[i];
+    struct dump_row *r = &rows[i];
     r->first = first;
     if (r->e) write_ended_nodes(w, r);
     else if (!(r->t->generation != gen && r->t->end_ns))
@@ -503,7 +381,7 @@ static void write_threads(struct writer *w)
   for (i = 0; i < nrows; i++) written += rows[i].count != 0;
   w_u32(w, written);
   for (i = 0; i < nrows; i++) {
-    const struct thread_row *r = &rows[i];
+    const struct dump_row *r = &rows[i];
     if (!r->count) continue;
     char name[64];
     uint64_t tid, start, end, lost_frames;
@@ -535,25 +413,9 @@ static void write_threads(struct writer *w)
   }
   sec_end(w, CPD_SEC_THREADS, s);
 
-  /* Zone names: counted after the nodes, so every zone key written has its
-  ** name (a name is published before a node can carry it). */
-  s = sec_begin(w);
-  uint32_t nnames = zone_name_count();
-  w_u32(w, nnames);
-  for (uint32_t k = 0; k < nnames; k++) {
-    uint32_t len;
-    const char *name = zone_name(k, &len);
-    w_str(w, name, len);
-  }
-  sec_end(w, CPD_SEC_STRINGS, s);
-
-  write_zone_issues(w, rows, nrows, nnames);
-  write_merges(w, rows, nrows);
-  write_calibration(w, rows, nrows);
-  write_throttle(w, rows, nrows);
-  write_unhooked(w);
-
-  /* Sampling sections refer to threads and their nodes by the rows written. */
+  /* The features' sections (zones', ours, throttling's, unhooking's,
+  ** sampling's, interception's: cp_dump_order) refer to threads and their
+  ** nodes by the rows written. */
   size_t cbytes = (nrows + 1) * (sizeof(uint32_t) + sizeof(void *));
   cbytes = (cbytes + os_page_size() - 1) / os_page_size() * os_page_size();
   char *mem = os_reserve(cbytes);
@@ -564,62 +426,13 @@ static void write_threads(struct writer *w)
       who[i] = rows[i].e ? (const void *)rows[i].e : (const void *)rows[i].t;
       counts[i] = rows[i].count;
     }
-    sample_write_sections((struct dump_writer *)(void *)w, who, counts, nrows);
+    struct dump_rows dr = { rows, nrows, who, counts };
+    for (const struct cp_feature *const *p = cp_dump_order; *p; p++)
+      if ((*p)->dump) (*p)->dump((struct dump_writer *)(void *)w, &dr);
   } else {
     w->err = CAPPROF_ENOMEM;
   }
-  os_release(mem, cbytes);
   os_release(rows, rbytes);
-}
-
-/* API: the intercepted functions' names, then INTERCEPT (status, counts,
-** probe cost) and INTERCEPT_SKIPS (what was left alone). Only when API
-** interception was asked for. The API count is taken after the nodes were
-** written: an id is published before a node can carry it. */
-static void write_intercept(struct writer *w)
-{
-  struct intercept_summary sum;
-  intercept_summary(&sum);
-  if (sum.status == CPD_IS_OFF && !intercept_count()) return;
-  uint64_t s = sec_begin(w);
-  uint32_t n = intercept_count();
-  w_u32(w, n);
-  for (uint32_t id = 0; id < n; id++) {
-    const char *lib, *sym;
-    intercept_name(id, &lib, &sym);
-    w_u32(w, id);
-    w_u32(w, 0);
-    w_cstr(w, lib);
-    w_cstr(w, sym);
-  }
-  sec_end(w, CPD_SEC_API, s);
-
-  s = sec_begin(w);
-  w_u32(w, sum.status);
-  w_u32(w, 0);
-  w_u64(w, sum.modules);
-  w_u64(w, sum.slots);
-  w_u64(w, sum.unrecorded);
-  w_u64(w, sum.inner_mt);
-  w_u64(w, sum.outer_mt);
-  w_cstr(w, sum.spec);
-  sec_end(w, CPD_SEC_INTERCEPT, s);
-
-  s = sec_begin(w);
-  uint32_t k = intercept_skip_count();
-  w_u32(w, k);
-  for (uint32_t i = 0; i < k; i++) {
-    uint32_t reason;
-    uint64_t slots;
-    const char *lib, *sym;
-    intercept_skip_get(i, &reason, &slots, &lib, &sym);
-    w_u32(w, reason);
-    w_u32(w, 0);
-    w_u64(w, slots);
-    w_cstr(w, lib);
-    w_cstr(w, sym);
-  }
-  sec_end(w, CPD_SEC_INTERCEPT_SKIPS, s);
 }
 
 static int write_all(os_file f)
@@ -637,7 +450,6 @@ static int write_all(os_file f)
   write_clock(w);
   write_modules(w);
   write_threads(w);
-  write_intercept(w);
   uint64_t table = w->off;
   for (int i = 0; i < w->nsec; i++) w_bytes(w, w->sec[i], CPD_SECTION_SIZE);
   w_flush(w);
@@ -686,7 +498,7 @@ static int expand(const char *pattern, char *buf, size_t n)
     if (*p == '%' && p[1]) {
       switch (*++p) {
       case 'p': u64_text(os_process_id(), num); piece = num; break;
-      case 'n': piece = cp_g.progname[0] ? cp_g.progname : "program"; break;
+      case 'n': piece = cp_g.proc.progname[0] ? cp_g.proc.progname : "program"; break;
       case 't': os_format_time(cp_g.start_ns, when, sizeof when); piece = when; break;
       case '%': piece = "%"; break;
       default: one[0] = '%'; p--; break;     /* unknown: keep the '%' */
@@ -840,3 +652,21 @@ int dump_write(const char *path, int explicit_path, char *out, size_t outsize)
   }
   return rc;
 }
+
+static int write_dump(const char *path, int explicit_path, char *out, size_t outsize,
+                      const char **why)
+{
+  int rc = dump_write(path, explicit_path, out, outsize);
+  *why = failure;
+  return rc;
+}
+
+/* The dump writer's part in the core's life cycle (src/features.c): dumps
+** on demand start with the other features; the core writes dumps through
+** write_dump. */
+const struct cp_feature dump_feature = {
+  .name = "dump",
+  .start = os_dumpsig_start,
+  .dump = dump_sections,
+  .write_dump = write_dump,
+};

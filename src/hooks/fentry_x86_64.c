@@ -64,7 +64,7 @@ CP_PROBE_CODE int posix_fentry_enter(uintptr_t key, uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
-  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate || cp_ring_pending(t))) return CODE_FULL;
+  if (!cp_hook_ready(t)) return CODE_FULL;
   uint32_t mode = (uint32_t)cp_g.use_tsc;
   struct cp_frame *f = t->top;
   struct cp_node *nodes = t->nodes;
@@ -104,10 +104,9 @@ CP_PROBE_CODE void posix_fentry_enter_slow(uintptr_t key, uintptr_t slot, uint32
   uintptr_t sp = slot - SP_BIAS;
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   sampler_ring_open(t);                  /* a hooked thread's first call: its ring */
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;          /* and samples of the caller's path */
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_FENTRY)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_FENTRY, __ATOMIC_RELAXED);
-  if (cp_ring_pending(t)) cp_ring_drain(t);          /* samples of the caller's path */
   if (t->top->sp <= sp) calltree_unwind(t, sp + 1, since - t->debt);
   cp_hot_enter(t, (uint64_t)key, sp, since);
 }
@@ -119,7 +118,7 @@ CP_PROBE_CODE uint32_t posix_fentry_exit(uintptr_t slot)
 {
   uintptr_t sp = slot - SP_BIAS;
   struct cp_thread *t = posix_tls;
-  if (CP_UNLIKELY(t == NULL || t->gate != cp_g.gate || cp_ring_pending(t))) return CODE_FULL;
+  if (!cp_hook_ready(t)) return CODE_FULL;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f->sp > sp)) return CODE_DONE;     /* not recorded at entry */
   if (CP_UNLIKELY(f->kind != CP_FRAME_TIMED)) {      /* throttled */
@@ -158,8 +157,7 @@ CP_PROBE_CODE void posix_fentry_exit_slow(uintptr_t slot, uint32_t code, uintptr
     unhook_consider(t, code - CODE_THROTTLE, site, CP_PROBE_FENTRY);
     return;
   }
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  if (cp_ring_pending(t)) cp_ring_drain(t);          /* samples of the returning call */
+  if (!cp_hook_sync(t)) return;          /* and samples of the returning call */
   uint64_t now = cp_tnow_exit(t);
   struct cp_frame *f = t->top;
   if (f->sp < sp) f = calltree_unwind(t, sp, now);   /* left by longjmp, exceptions */

@@ -40,10 +40,9 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void enter_slow(void *fn, uintptr_t 
   uint64_t since = cp_now();             /* this path's time goes to t->debt */
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
   sampler_ring_open(t);                  /* a hooked thread's first call: its ring */
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;          /* and samples of the caller's path */
   if (CP_UNLIKELY(!(cp_g.hooks_seen & CPD_HOOKS_CYG)))
     __atomic_fetch_or(&cp_g.hooks_seen, CPD_HOOKS_CYG, __ATOMIC_RELAXED);
-  if (cp_ring_pending(t)) cp_ring_drain(t);      /* samples of the caller's path */
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, sp, since);
 }
 
@@ -51,21 +50,19 @@ CP_PROBE_CODE CP_NOINLINE CP_NOINSTR static void exit_slow(void *fn, uintptr_t s
 {
   struct cp_thread *t = posix_tls;
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
-  if (cp_ring_pending(t)) cp_ring_drain(t);      /* samples of the returning call */
+  if (!cp_hook_sync(t)) return;          /* and samples of the returning call */
   cp_hot_exit(t, (uint64_t)(uintptr_t)fn, sp, 1);   /* a sampled call's too */
 }
 
-/* Fast path (cp_hot_enter_try): the TLS load, the gate compare, the ring's
-** compare, one clock read; a leaf function. Its cost per call, from the
+/* Fast path (cp_hook_ready, cp_hot_enter_try): the TLS load, the gate
+** compare, the ring's compare, one clock read; a leaf function. Its cost per call, from the
 ** built code: bench/hookcost.py. */
 CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) && CP_LIKELY(!cp_ring_pending(t)) &&
-      CP_LIKELY(cp_hot_enter_try(t, (uint64_t)(uintptr_t)fn, sp))) {
+  if (cp_hook_ready(t) && CP_LIKELY(cp_hot_enter_try(t, (uint64_t)(uintptr_t)fn, sp))) {
 #if CP_UNHOOK
     /* A throttled call timed as a sample (one in P): unhooking learns
     ** where its entry hook is called from. */
@@ -84,14 +81,14 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
 #endif
 }
 
-/* Fast path (cp_hot_exit_try): the TLS load, the gate compare, the ring's
-** compare, one ordered clock read. Cost per call: bench/hookcost.py. */
+/* Fast path (cp_hook_ready, cp_hot_exit_try): the TLS load, the gate
+** compare, the ring's compare, one ordered clock read. Cost per call: bench/hookcost.py. */
 CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
 {
   (void)site;
   struct cp_thread *t = posix_tls;
   uintptr_t sp = HOOK_SP();
-  if (CP_LIKELY(t != NULL && t->gate == cp_g.gate) && CP_LIKELY(!cp_ring_pending(t))) {
+  if (cp_hook_ready(t)) {
 #if CP_UNHOOK
     /* Unhooking learns the exit hook's call sites from sampled returns. */
     if (CP_UNLIKELY(t->top->kind == CP_FRAME_SAMPLED) && t->unhook && t->unhook->active) {

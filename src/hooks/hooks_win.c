@@ -14,9 +14,10 @@
 #include "../zone/zone.h"
 
 /* Over cp_hot_enter: the TLS read (one global and one gs-relative load),
-** the gate compare, the frame cache, one more compare of the top frame's
-** sp; what that costs per call: bench/hookcost.py. GetLastError is saved by
-** the caller.
+** the prologue (cp_hook_sync: the gate compare, the ring's compare, which
+** no Windows sampler feeds), the frame cache, one more compare of the top
+** frame's sp; what that costs per call: bench/hookcost.py. GetLastError is
+** saved by the caller.
 **
 ** sp here becomes the function's return-address slot (win_frame_slot),
 ** never shared by a function and its callee: /Gh and -pg emit no hooks for
@@ -28,7 +29,7 @@ CP_PROBE_CODE void win_hook_enter(uintptr_t key, uintptr_t sp, uintptr_t fp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;
   sp = win_frame_slot(key, sp, fp);
   if (CP_UNLIKELY(t->top->sp <= sp)) calltree_unwind(t, sp + 1, cp_tnow(t));
   cp_hot_enter(t, (uint64_t)key, sp, 0);
@@ -42,7 +43,7 @@ CP_PROBE_CODE void win_hook_exit(uintptr_t sp)
 {
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) return;           /* no entry was recorded */
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;
   struct cp_frame *f = t->top;
   if (CP_UNLIKELY(f > t->frames && cp_frame_is_zone(t, f))) zone_pop_open(t, cp_tnow(t));
   cp_hot_exit(t, 0, sp, 0);
@@ -59,7 +60,7 @@ CP_PROBE_CODE void __cyg_profile_func_enter(void *fn, void *site)
   (void)site;
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;
   cp_hot_enter(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 0);
 }
 
@@ -68,7 +69,7 @@ CP_PROBE_CODE void __cyg_profile_func_exit(void *fn, void *site)
   (void)site;
   struct cp_thread *t = win_tls_get();
   if (CP_UNLIKELY(!t)) return;
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return;
+  if (!cp_hook_sync(t)) return;
   cp_hot_exit(t, (uint64_t)(uintptr_t)fn, CP_FRAME_ADDRESS(), 1);
 }
 

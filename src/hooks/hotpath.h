@@ -11,6 +11,30 @@
 #include "../throttle/throttle.h"
 #include "../zone/zone.h"
 
+/* ---- the hooks' prologue ------------------------------------------------ */
+
+/* Every hook of every platform begins here. Its fast path runs when
+** cp_hook_ready(t): t (the calling thread's state, NULL before its first
+** hook) is in step with cp_g.gate (no pause, no reset, no slow path of its
+** own under way) and no sample waits in its sampling ring. Otherwise its
+** full path makes the state at the thread's first entry hook (an exit hook
+** without one returns: nothing was recorded), then calls cp_hook_sync. */
+CP_INLINE int cp_hook_ready(const struct cp_thread *t)
+{
+  return CP_LIKELY(t != NULL && t->gate == cp_g.gate) && CP_LIKELY(!cp_ring_pending(t));
+}
+
+/* The full path's prologue: t brought in step with the gate (a reset
+** rebuilds its tree), and the samples waiting in its ring charged to the
+** call path they were taken in, which the hook is about to change. 0 when
+** the hook must do nothing (paused, busy, recording impossible). */
+CP_INLINE int cp_hook_sync(struct cp_thread *t)
+{
+  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return 0;
+  if (cp_ring_pending(t)) cp_ring_drain(t);
+  return 1;
+}
+
 /* ---- the hot path ------------------------------------------------------ */
 
 /* Push the frame above f: call path node, stack pointer, start time. A

@@ -17,6 +17,7 @@
 #include "../core/core.h"
 #include "../hooks/hotpath.h"
 #include "intercept.h"
+#include "../dump/dump.h"
 #include "../core/settings.h"
 
 #define API_MAX        65536u          /* distinct functions; later ones are skipped */
@@ -400,8 +401,7 @@ void *intercept_enter(const struct icpt_stub *s, uintptr_t *slot)
 void *intercept_enter_thread(struct cp_thread *t, const struct icpt_stub *s, uintptr_t *slot)
 {
   if (CP_UNLIKELY(!t)) t = runtime_thread_slow();
-  if (CP_UNLIKELY(t->gate != cp_g.gate) && runtime_sync(t)) return s->real;
-  if (cp_ring_pending(t)) cp_ring_drain(t);   /* samples of the caller's path */
+  if (!cp_hook_sync(t)) return s->real;      /* and samples of the caller's path */
   struct cp_rstack *r = t->rstack;
   if (CP_UNLIKELY(!r) && !(r = rstack_new(t))) {
     A.unrecorded++;
@@ -568,8 +568,62 @@ void intercept_calibrate(void (*through)(void), void (*plain)(void))
   calltree_free(scratch);                /* and its return stack */
 }
 
-/* API interception's part in the core's life cycle (src/features.c). */
+/* API: the intercepted functions' names, then INTERCEPT (status, counts,
+** probe cost) and INTERCEPT_SKIPS (what was left alone). Only when API
+** interception was asked for. The API count is taken after the nodes were
+** written: an id is published before a node can carry it. */
+static void dump_sections(struct dump_writer *w, const struct dump_rows *rows)
+{
+  (void)rows;
+  struct intercept_summary sum;
+  intercept_summary(&sum);
+  if (sum.status == CPD_IS_OFF && !intercept_count()) return;
+  uint64_t s = dumpw_begin(w);
+  uint32_t n = intercept_count();
+  dumpw_u32(w, n);
+  for (uint32_t id = 0; id < n; id++) {
+    const char *lib, *sym;
+    intercept_name(id, &lib, &sym);
+    dumpw_u32(w, id);
+    dumpw_u32(w, 0);
+    dumpw_str(w, lib);
+    dumpw_str(w, sym);
+  }
+  dumpw_end(w, CPD_SEC_API, s);
+
+  s = dumpw_begin(w);
+  dumpw_u32(w, sum.status);
+  dumpw_u32(w, 0);
+  dumpw_u64(w, sum.modules);
+  dumpw_u64(w, sum.slots);
+  dumpw_u64(w, sum.unrecorded);
+  dumpw_u64(w, sum.inner_mt);
+  dumpw_u64(w, sum.outer_mt);
+  dumpw_str(w, sum.spec);
+  dumpw_end(w, CPD_SEC_INTERCEPT, s);
+
+  s = dumpw_begin(w);
+  uint32_t k = intercept_skip_count();
+  dumpw_u32(w, k);
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t reason;
+    uint64_t slots;
+    const char *lib, *sym;
+    intercept_skip_get(i, &reason, &slots, &lib, &sym);
+    dumpw_u32(w, reason);
+    dumpw_u32(w, 0);
+    dumpw_u64(w, slots);
+    dumpw_str(w, lib);
+    dumpw_str(w, sym);
+  }
+  dumpw_end(w, CPD_SEC_INTERCEPT_SKIPS, s);
+}
+
+/* API interception's part in the core's life cycle (src/features.c): import
+** slots patched at start-up (CAPPROF_API). */
 const struct cp_feature intercept_feature = {
   .name = "intercept",
+  .start = intercept_start,
   .thread_free = intercept_thread_free,
+  .dump = dump_sections,
 };

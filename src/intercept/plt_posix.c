@@ -448,7 +448,7 @@ int os_intercept_start(void)
 {
   if (main_is_static()) {
     char msg[1300] = "capprof: ";
-    strncat(msg, cp_g.progname, 256);
+    strncat(msg, cp_g.proc.progname, 256);
     strcat(msg, " is statically linked: API interception cannot apply (it has no import"
                 " slots); only its compiler hooks are recorded");
     os_report(msg);
@@ -460,7 +460,7 @@ int os_intercept_start(void)
   }
   Dl_info info;
   if (dladdr((void *)os_intercept_start, &info) && info.dli_fname && info.dli_fname[0] &&
-      strcmp(base_name(info.dli_fname), cp_g.progname) != 0)
+      strcmp(base_name(info.dli_fname), cp_g.proc.progname) != 0)
     self_base = (uintptr_t)info.dli_fbase;
   intercept_set_return_trampoline(tramp_return_address());
   /* A fork while another thread patches (dlopen) must not leave the child

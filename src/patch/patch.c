@@ -10,6 +10,7 @@
 
 #include "../core/core.h"
 #include "patch.h"
+#include "../dump/dump.h"
 
 /* The functions unhooked, appended under patch_x86_64.c's patch lock, read
 ** by the dump. */
@@ -117,6 +118,41 @@ void unhook_thread_free(struct cp_thread *t)
   t->unhook = NULL;
 }
 
+/* UNHOOKED: the functions unhooked, when any were. */
+struct unhook_ctx { struct dump_writer *w; uint32_t n, k; };
+
+static void count_unhooked(void *ctx, uint64_t key, uint64_t ticks)
+{
+  (void)key;
+  (void)ticks;
+  ((struct unhook_ctx *)ctx)->n++;
+}
+
+static void write_unhooked_rec(void *ctx, uint64_t key, uint64_t ticks)
+{
+  struct unhook_ctx *c = ctx;
+  if (!c->n) return;                             /* appended since counted */
+  c->n--;
+  dumpw_u64(c->w, key);
+  dumpw_u64(c->w, ticks - cp_g.start_ticks);
+  dumpw_u64(c->w, unhook_calls(c->k));
+  dumpw_u32(c->w, unhook_flags(c->k++));
+  dumpw_u32(c->w, 0);
+}
+
+static void dump_section(struct dump_writer *w, const struct dump_rows *rows)
+{
+  (void)rows;
+  struct unhook_ctx c = { w, 0, 0 };
+  unhook_records(count_unhooked, &c);
+  if (!c.n) return;
+  uint64_t s = dumpw_begin(w);
+  dumpw_u32(w, c.n);
+  dumpw_u32(w, CPD_UNHOOKED_REC_SIZE);
+  unhook_records(write_unhooked_rec, &c);
+  dumpw_end(w, CPD_SEC_UNHOOKED, s);
+}
+
 /* Unhooking's part in the core's life cycle (src/features.c): the records'
 ** counts and each thread's learning state; no patch in progress while the
 ** process forks (the fork handlers are per platform). */
@@ -129,4 +165,5 @@ const struct cp_feature patch_feature = {
   .fork_parent = unhook_fork_parent,
   .threads_forked = unhook_counts_fork,
   .fork_child = unhook_fork_child,
+  .dump = dump_section,
 };

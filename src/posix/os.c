@@ -82,6 +82,9 @@ void os_set_thread(struct cp_thread *t) { posix_tls = t; }
 ** before any key destructor. */
 /* The core's callbacks (os_process_init), before any thread registers. */
 static const struct os_callbacks *callbacks;
+/* The core's view of the process (os_process_init): a blank one before. */
+static struct os_process no_process;
+static struct os_process *proc = &no_process;
 
 static void thread_exit_cb(void *p)
 {
@@ -340,8 +343,8 @@ static void read_cmdline(void)
     ssize_t k;
     while (len < cap && (k = read(fd, buf + len, cap - len)) > 0) len += (size_t)k;
     while (len && buf[len - 1] == '\0') len--;        /* keep inner NULs only */
-    cp_g.cmdline = buf;
-    cp_g.cmdline_len = len;
+    proc->cmdline = buf;
+    proc->cmdline_len = len;
   }
   close(fd);
 }
@@ -361,18 +364,19 @@ static CP_NOINSTR void quick_exit_cb(void)
   if (cb) cb->process_exit();
 }
 
-void os_process_init(const struct os_callbacks *cb)
+void os_process_init(const struct os_callbacks *cb, struct os_process *process)
 {
   callbacks = cb;
+  proc = process;
   note_stderr();
-  ssize_t n = readlink("/proc/self/exe", cp_g.exe, sizeof cp_g.exe - 1);
-  cp_g.exe[n > 0 ? n : 0] = '\0';
-  const char *base = strrchr(cp_g.exe, '/');
-  base = base ? base + 1 : cp_g.exe;
+  ssize_t n = readlink("/proc/self/exe", proc->exe, sizeof proc->exe - 1);
+  proc->exe[n > 0 ? n : 0] = '\0';
+  const char *base = strrchr(proc->exe, '/');
+  base = base ? base + 1 : proc->exe;
   size_t len = strlen(base);
-  if (len >= sizeof cp_g.progname) len = sizeof cp_g.progname - 1;
-  memcpy(cp_g.progname, base, len);
-  cp_g.progname[len] = '\0';
+  if (len >= sizeof proc->progname) len = sizeof proc->progname - 1;
+  memcpy(proc->progname, base, len);
+  proc->progname[len] = '\0';
   read_cmdline();
   pthread_key_create(&exit_key, thread_exit_cb);
   pthread_atfork(cb->fork_prepare, cb->fork_parent, cb->fork_child);
@@ -426,7 +430,7 @@ static int describe(struct dl_phdr_info *info, struct cp_module *m)
   ** size covers the mapped segments from the bias. */
   m->base = info->dlpi_addr;
   m->size = hi;
-  m->path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
+  m->path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : proc->exe;
   find_build_id(info, m);
   return 0;
 }
@@ -453,7 +457,7 @@ static unsigned nretired;
 
 static int same_object(struct dl_phdr_info *info, uint64_t base, const char *path)
 {
-  const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : cp_g.exe;
+  const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : proc->exe;
   return info->dlpi_addr == base && strcmp(name, path) == 0;
 }
 
@@ -488,7 +492,7 @@ __attribute__((weak, visibility("default"))) CP_NOINSTR int dlclose(void *handle
   if (!next) return -1;
   struct link_map *lm = NULL;
   void *volatile h = handle;       /* declared nonnull, but callers err */
-  if (cp_g.disabled) return next(handle);
+  if (proc->disabled) return next(handle);
   sigset_t old;
   block_all(&old);
   if (h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
@@ -585,7 +589,7 @@ static int map_errno(int e)
 int os_file_create(const char *path, os_file *f)
 {
   /* A privileged process's dump holds data its caller may not read. */
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, cp_g.secure ? 0600 : 0644);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, proc->secure ? 0600 : 0644);
   if (fd < 0) return map_errno(errno);
   *f = fd;
   return 0;

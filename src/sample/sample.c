@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sample.h"
+#include "../dump/dump.h"
 #include "../patch/patch.h"
 #include "../core/settings.h"
 
@@ -1081,15 +1082,23 @@ void sample_write_sections(struct dump_writer *w, const void *const *who,
   write_stacks(w, &rows);
 }
 
+static void dump_sections(struct dump_writer *w, const struct dump_rows *rows)
+{
+  sample_write_sections(w, rows->who, rows->counts, rows->n);
+}
+
 /* Sampling's part in the core's life cycle (src/features.c): the thread
 ** hooks and fork handling of the sampler back end (sample_posix.c,
 ** sample_win.c) and of the portable part. */
 const struct cp_feature sample_feature = {
   .name = "sample",
+  .start = sample_init_from_env,
+  .finish = sample_finish,
   .thread_begin = sampler_thread_begin,
   .thread_exit = sampler_ring_end,
   .thread_retired = sample_tree_retired,
   .fork_prepare = sampler_ring_fork_prepare,
   .fork_parent = sampler_ring_fork_parent,
   .fork_child = sample_fork_child,
+  .dump = dump_sections,
 };

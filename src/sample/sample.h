@@ -183,14 +183,6 @@ struct dump_writer;
 void sample_write_sections(struct dump_writer *w, const void *const *who,
                            const uint32_t *counts, uint32_t nrows) CP_HIDDEN;
 
-/* The dump writer, for sections written elsewhere (dump_write.c). */
-void dumpw_bytes(struct dump_writer *w, const void *p, size_t n) CP_HIDDEN;
-void dumpw_u32(struct dump_writer *w, uint32_t v) CP_HIDDEN;
-void dumpw_u64(struct dump_writer *w, uint64_t v) CP_HIDDEN;
-void dumpw_str(struct dump_writer *w, const char *s) CP_HIDDEN;
-uint64_t dumpw_begin(struct dump_writer *w) CP_HIDDEN;
-void dumpw_end(struct dump_writer *w, uint32_t type, uint64_t start) CP_HIDDEN;
-
 /* ---- the sampler back end (one file per platform) ----------------------- */
 
 /* Whether source can be used here; 0, or CAPPROF_ENOTSUP with one line in

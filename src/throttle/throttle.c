@@ -27,6 +27,7 @@
 #include "../core/core.h"
 #include "../sample/sample.h"
 #include "throttle.h"
+#include "../dump/dump.h"
 #include "../patch/patch.h"
 #include "../core/settings.h"
 
@@ -277,9 +278,49 @@ int unhook_wanted(void)
 
 uint32_t unhook_next(void) { return unhook_count ? unhook_record_count() : UINT32_MAX; }
 
-/* Throttling's part in the core's life cycle (src/features.c). */
+struct throttle_ctx { struct dump_writer *w; uint32_t thread, nnodes, records; };
+
+static void write_throttle_rec(void *ctx, uint32_t node, uint64_t ticks, uint64_t timed)
+{
+  struct throttle_ctx *c = ctx;
+  if (node >= c->nnodes) return;
+  dumpw_u32(c->w, c->thread);
+  dumpw_u32(c->w, node);
+  dumpw_u64(c->w, ticks - cp_g.start_ticks);
+  dumpw_u64(c->w, timed);
+  c->records++;
+}
+
+/* THROTTLE: the settings, the hook kinds seen, each live thread's throttled
+** nodes (a retired thread's records are not kept: its nodes keep the flag). */
+static void dump_section(struct dump_writer *w, const struct dump_rows *rows)
+{
+  uint64_t s = dumpw_begin(w), calls, ns;
+  throttle_settings(&calls, &ns);
+  dumpw_u64(w, calls);
+  dumpw_u64(w, ns);
+  dumpw_u32(w, cp_g.hooks_seen);
+  dumpw_u32(w, 0);                               /* count, patched below */
+  struct throttle_ctx c = { w, 0, 0, 0 };
+  uint32_t gen = cp_g.gate >> 1;
+  for (uint32_t i = 0; i < rows->n; i++) {
+    const struct dump_row *r = &rows->row[i];
+    if (!r->count) continue;
+    c.nnodes = r->count;
+    if (!r->e && r->t->generation == gen) throttle_records(r->t, write_throttle_rec, &c);
+    c.thread++;
+  }
+  dumpw_end(w, CPD_SEC_THROTTLE, s);
+  dumpw_patch_u32(w, s + 20, c.records);
+}
+
+/* Throttling's part in the core's life cycle (src/features.c): its
+** settings read at start-up, its defaults settled once sampling started. */
 const struct cp_feature throttle_feature = {
   .name = "throttle",
+  .init = throttle_init,
+  .settle = throttle_settle,
   .thread_reset = throttle_thread_reset,
   .thread_free = throttle_thread_free,
+  .dump = dump_section,
 };

@@ -96,6 +96,9 @@ void os_set_thread(struct cp_thread *t)
 /* FLS callbacks run at thread exit (and for fibers at fiber deletion) before
 ** DLL_THREAD_DETACH, so a late hook in a DllMain still finds the state. */
 static const struct os_callbacks *callbacks;   /* the core's (os_process_init) */
+/* The core's view of the process (os_process_init): a blank one before. */
+static struct os_process no_process;
+static struct os_process *proc = &no_process;
 
 static void WINAPI fls_exit_cb(void *p)
 {
@@ -399,8 +402,8 @@ static void read_cmdline(void)
     if (len + 4 * k + 1 >= cap) break;
     len += to_utf8(arg, (int)k, out + len, cap - len);
   }
-  cp_g.cmdline = out;
-  cp_g.cmdline_len = len;
+  proc->cmdline = out;
+  proc->cmdline_len = len;
 }
 
 /* Find the optional APIs, in modules that are always loaded. hooks.c calls
@@ -429,20 +432,21 @@ void win_resolve_apis(void)
   done = 1;
 }
 
-void os_process_init(const struct os_callbacks *cb)
+void os_process_init(const struct os_callbacks *cb, struct os_process *process)
 {
   callbacks = cb;
+  proc = process;
   wchar_t w[1024];
   DWORD n = K32GetModuleFileNameExW(GetCurrentProcess(), NULL, w, 1024);
-  to_utf8(w, n < 1024 ? (int)n : 0, cp_g.exe, sizeof cp_g.exe);
-  const char *base = cp_g.exe;
-  for (const char *p = cp_g.exe; *p; p++)
+  to_utf8(w, n < 1024 ? (int)n : 0, proc->exe, sizeof proc->exe);
+  const char *base = proc->exe;
+  for (const char *p = proc->exe; *p; p++)
     if (*p == '\\' || *p == '/') base = p + 1;
   size_t len = strlen(base);
   if (len > 4 && _stricmp(base + len - 4, ".exe") == 0) len -= 4;   /* app.<pid>.capprof */
-  if (len >= sizeof cp_g.progname) len = sizeof cp_g.progname - 1;
-  memcpy(cp_g.progname, base, len);
-  cp_g.progname[len] = '\0';
+  if (len >= sizeof proc->progname) len = sizeof proc->progname - 1;
+  memcpy(proc->progname, base, len);
+  proc->progname[len] = '\0';
   read_cmdline();
   win_resolve_apis();
   fls_index = FlsAlloc(fls_exit_cb);

@@ -20,6 +20,7 @@
 #include "../core/core.h"
 #include "../hooks/hotpath.h"
 #include "zone.h"
+#include "../dump/dump.h"
 
 #define NAMES_MAX     65536u          /* distinct names; one more id collects the rest */
 #define NAME_MAX_LEN  1023u           /* longer names are cut */
@@ -391,9 +392,144 @@ void capprof_zone_end_token(uint64_t token)
   os_restore_errors(e);
 }
 
+/* ---- ended threads and the dump -------------------------------------------- */
+
+static void popped(struct cp_thread *t, uint32_t id)
+{
+  zone_note(t, id, CPD_ZI_LEFT_OPEN);
+}
+
+/* A thread retires: the zones still open on its stack are counted so. */
+static void thread_ending(struct cp_thread *t)
+{
+  for (struct cp_frame *f = t->frames + 1; f <= t->top; f++) {
+    uint64_t key = f->node < t->nnodes ? t->nodes[f->node].key : 0;
+    if (CPD_KEY_IS_ZONE(key)) zone_note(t, (uint32_t)(key & 0xFFFFFFFFu), CPD_ZI_OPEN_AT_EXIT);
+  }
+}
+
+struct zone_copy { struct cp_zone_count *to; uint32_t n; };
+
+static void count_zone(void *ctx, uint32_t id, const uint64_t *counts)
+{
+  (void)id; (void)counts;
+  ((struct zone_copy *)ctx)->n++;
+}
+
+static void copy_zone(void *ctx, uint32_t id, const uint64_t *counts)
+{
+  struct zone_copy *c = ctx;
+  struct cp_zone_count *z = &c->to[c->n++];
+  z->id = id;
+  z->pad_ = 0;
+  memcpy(z->n, counts, sizeof z->n);
+}
+
+/* A packed thread keeps its mismatch counts in its record (e->zones). */
+static size_t pack_size(const struct cp_thread *t)
+{
+  struct zone_copy zc = { NULL, 0 };
+  zone_issues(t, count_zone, &zc);
+  return (size_t)zc.n * sizeof(struct cp_zone_count);
+}
+
+static void pack(const struct cp_thread *t, struct cp_ended *e, void *mem)
+{
+  struct zone_copy zc = { mem, 0 };
+  zone_issues(t, copy_zone, &zc);
+  e->zones = zc.n ? mem : NULL;
+  e->nzones = zc.n;
+}
+
+static void merge_zone(void *ctx, uint32_t id, const uint64_t *counts)
+{
+  zone_add(ctx, id, counts);
+}
+
+/* A merged thread's counts are added to its group's. */
+static void merged(const struct cp_thread *t, struct cp_thread *group)
+{
+  zone_issues(t, merge_zone, group);
+}
+
+struct issue_ctx { struct dump_writer *w; uint32_t thread, nnames, records; };
+
+static void write_issue(void *ctx, uint32_t id, const uint64_t *counts)
+{
+  struct issue_ctx *c = ctx;
+  if (id >= c->nnames) return;
+  dumpw_u32(c->w, c->thread);
+  dumpw_u32(c->w, id);
+  for (int k = 0; k < CPD_ZI_KINDS; k++) dumpw_u64(c->w, counts[k]);
+  c->records++;
+}
+
+/* ZONE_ISSUES: each thread's mismatch counts, and the zones still open now:
+** at exit for a thread that ended (or at the final dump), else at dump. */
+static void write_zone_issues(struct dump_writer *w, const struct dump_rows *rows,
+                              uint32_t nnames)
+{
+  uint64_t s = dumpw_begin(w);
+  struct issue_ctx c = { w, 0, nnames, 0 };
+  dumpw_u32(w, 0);                               /* count, patched below */
+  dumpw_u32(w, CPD_ZI_KINDS);
+  uint32_t gen = cp_g.gate >> 1;
+  for (uint32_t i = 0; i < rows->n; i++) {
+    const struct dump_row *r = &rows->row[i];
+    if (!r->count) continue;
+    struct cp_thread *t = r->t;
+    if (r->e && r->e->group) {
+      zone_issues(r->e->group, write_issue, &c);
+    } else if (r->e) {
+      for (uint32_t z = 0; z < r->e->nzones; z++)
+        write_issue(&c, r->e->zones[z].id, r->e->zones[z].n);
+    } else if (t->generation == gen) {
+      zone_issues(t, write_issue, &c);
+      unsigned kind = t->end_ns || cp_g.finished ? CPD_ZI_OPEN_AT_EXIT : CPD_ZI_OPEN_AT_DUMP;
+      struct cp_frame *top = t->top;
+      if (top < t->frames || top >= t->commit_end) top = t->frames;
+      for (struct cp_frame *f = t->frames + 1; f <= top; f++) {
+        uint32_t node = f->node;
+        if (node >= r->count) continue;
+        uint64_t key = t->nodes[node].key;
+        if (!CPD_KEY_IS_ZONE(key)) continue;
+        uint64_t counts[CPD_ZI_KINDS] = { 0 };
+        counts[kind] = 1;
+        write_issue(&c, (uint32_t)(key & 0xFFFFFFFFu), counts);
+      }
+    }
+    c.thread++;
+  }
+  dumpw_end(w, CPD_SEC_ZONE_ISSUES, s);
+  dumpw_patch_u32(w, s, c.records);
+}
+
+/* STRINGS (the zone names), then ZONE_ISSUES. The names are counted after
+** the nodes were written, so every zone key written has its name (a name
+** is published before a node can carry it). */
+static void dump_sections(struct dump_writer *w, const struct dump_rows *rows)
+{
+  uint64_t s = dumpw_begin(w);
+  uint32_t nnames = zone_name_count();
+  dumpw_u32(w, nnames);
+  for (uint32_t k = 0; k < nnames; k++) {
+    uint32_t len;
+    const char *name = zone_name(k, &len);
+    dumpw_strn(w, name, len);
+  }
+  dumpw_end(w, CPD_SEC_STRINGS, s);
+  write_zone_issues(w, rows, nnames);
+}
+
 /* Zones' part in the core's life cycle (src/features.c). */
 const struct cp_feature zone_feature = {
   .name = "zone",
+  .zone_popped = popped,
+  .thread_ending = thread_ending,
+  .pack_size = pack_size,
+  .pack = pack,
+  .merged = merged,
   .thread_reset = zone_thread_reset,
   .thread_free = zone_thread_free,
+  .dump = dump_sections,
 };

@@ -20,7 +20,7 @@ for f in core/calltree core/clock core/runtime dump/dump_write throttle/throttle
   $cc $flags -fvisibility=hidden -fno-instrument-functions -c "$src/src/$f.c" \
       -o "$(basename $f).o"
 done
-$cc $flags -fvisibility=hidden -finstrument-functions -c "$src/src/core/calib_probe.c" -o calib_probe.o
+$cc $flags -fvisibility=hidden -finstrument-functions -c "$src/src/hooks/calib_probe.c" -o calib_probe.o
 ar rcs libcapprof.a ./*.o
 $cc -O1 -g -I"$src/include" -I"$src/tests/e2e" -finstrument-functions \
     "$src/tests/e2e/basic.c" libcapprof.a -lpthread -o basic

@@ -345,7 +345,7 @@ PY
 
 step "compile checks: clang-cl (MSVC targets); 32-bit MinGW build"
 CC_SRCS="src/core/calltree.c src/core/clock.c src/core/runtime.c src/dump/dump_write.c src/core/ended.c src/core/settings.c
-  src/zone/zone.c src/core/calib_probe.c src/sample/sample.c src/intercept/intercept.c src/win/os.c
+  src/zone/zone.c src/hooks/calib_probe.c src/sample/sample.c src/intercept/intercept.c src/win/os.c
   src/hooks/hooks_win.c src/dump/dumpsig_win.c src/sample/sample_win.c src/throttle/throttle.c src/features.c src/patch/patch.c src/patch/patch_none.c"
 # No Windows SDK here: MinGW-w64's headers stand in, with the macros the
 # SDK's windows.h would set (_AMD64_/_X86_) and __GNUC__ for their

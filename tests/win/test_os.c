@@ -173,8 +173,8 @@ static void test_output(void)
   DeleteFileA(out);
   RemoveDirectoryA("test_os_out");
   WT_CHECK_EQ_U64(capprof_set_output(NULL), 0);
-  WT_CHECK(strcmp(cp_g.progname, "test_os") == 0);   /* no ".exe" in dump names */
-  WT_CHECK(cp_g.cmdline && cp_g.cmdline_len > 0);
+  WT_CHECK(strcmp(cp_g.proc.progname, "test_os") == 0);   /* no ".exe" in dump names */
+  WT_CHECK(cp_g.proc.cmdline && cp_g.proc.cmdline_len > 0);
 }
 
 int main(void)
