@@ -112,8 +112,9 @@ for r in rows:
 if total == 0:
     fails.append("no cpu self at all: the test needs samples")
 units = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
-rep = run(capprof, "report", "--sum", *dumps).splitlines() if len(dumps) > 1 else \
-    run(capprof, "report", *dumps).splitlines()
+cols = ("-F", "cpu-self,cpu-self%,calls", "--width=0")
+rep = run(capprof, "report", "--sum", *cols, *dumps).splitlines() if len(dumps) > 1 else \
+    run(capprof, "report", *cols, *dumps).splitlines()
 rh = next(i for i, l in enumerate(rep) if l.rstrip().endswith("function") and "cpu self" in l)
 rcol = rep[rh].index("function")
 checked = 0

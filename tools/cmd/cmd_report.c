@@ -114,8 +114,8 @@ static void report_unhooked(const struct profile *p, const uint32_t *order, uint
                fmt_count(prof_all_calls(f), b, sizeof b), fmt_ns(f->unhooked_ns, c, sizeof c),
                f->ucalls ? " partly" : "");
     else if (f->per_path > 0 && !f->ucalls)
-      snprintf(d, sizeof d, "%s calls, those after it was unhooked %s after start counted on each "
-               "call path", fmt_count(prof_all_calls(f), b, sizeof b),
+      snprintf(d, sizeof d, "%s calls; those after it was unhooked %s after start\n"
+               "    are counted on each call path", fmt_count(prof_all_calls(f), b, sizeof b),
                fmt_ns(f->unhooked_ns, c, sizeof c));
     else
       snprintf(d, sizeof d, "%s calls, %s of them after it was unhooked %s after start",
