@@ -1,7 +1,7 @@
 /* throttle.c -- a hot tiny function, a leaf when its Nth call decides, is
 ** throttled and still counted exactly; the calls it makes later stay below
 ** it; a rare one beside it is not throttled. Run with CAPPROF_THROTTLE=
-** 100000:1000ns (throttle.expect) and with CAPPROF_THROTTLE=off
+** 100000:20us (throttle.expect) and with CAPPROF_THROTTLE=off
 ** (throttle.off.expect). */
 #include <capprof/capprof.h>
 #include "e2e.h"

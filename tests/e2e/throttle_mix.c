@@ -2,7 +2,7 @@
 ** function in turn: its callees are rarely its hot child, so the hooks take
 ** their table-slot paths (in assembly for GCC's __fentry__), for untimed,
 ** sampled and timed calls alike; all three are counted exactly and stay in
-** their places. Run with CAPPROF_THROTTLE=100000:1000ns
+** their places. Run with CAPPROF_THROTTLE=100000:20us
 ** (throttle_mix.expect) and CAPPROF_THROTTLE=off (throttle_mix.off.expect). */
 #include <capprof/capprof.h>
 #include "e2e.h"

@@ -3,7 +3,7 @@
 ** every call-clobbered general register, on each of their paths: the first
 ** call of a thread (the C workers), timed calls of the hot child and of a
 ** table slot (the assembly fast paths), and, run again with
-** CAPPROF_THROTTLE=1000:1000ns, untimed calls (assembly) and sampled ones
+** CAPPROF_THROTTLE=1000:20us, untimed calls (assembly) and sampled ones
 ** (the workers) of throttled functions. At __return__ that includes RAX and
 ** RDX (the return value) and the registers a sibling call's jump needs
 ** (R10 and R11 among them). Registers are set to distinct values by
@@ -39,7 +39,7 @@ static void check_regs(const uint64_t *got, uint64_t base, const char *where, lo
 }
 
 /* Alternating the two probes makes each miss the hot child: the table-slot
-** path. Enough calls that, with CAPPROF_THROTTLE=1000:1000ns, both are
+** path. Enough calls that, with CAPPROF_THROTTLE=1000:20us, both are
 ** throttled and most later calls are untimed, some sampled. */
 static void test_registers_kept(void **state)
 {
