@@ -215,8 +215,8 @@ static int handler_is_ours(void)
 static void stop_for_host(const char *how)
 {
   for (uint32_t i = 0; i < nevents; i++) close_event(&events[i]);
-  snprintf(host_took, sizeof host_took, "stopped: the program %s signal %d, capprof's; "
-           "every timer was deleted first", how, sample_signal);
+  snprintf(host_took, sizeof host_took, "stopped: the program %s (signal %d, capprof's "
+           "sampling signal); every timer was deleted first", how, sample_signal);
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
     struct sample_session *s = &sample_sessions[i];
     if (s->used && s->running && (s->method == CPD_SM_CPU_TIMER || s->method == CPD_SM_PERF))
@@ -230,8 +230,8 @@ void sampler_signal_guard(int sig, void (*handler)(void))
   if (!sample_signal || sig != sample_signal || handler == (void (*)(void))on_sample) return;
   os_lock();
   if (sig == sample_signal) {
-    stop_for_host(handler == (void (*)(void))SIG_DFL ? "reset to the default action"
-                  : handler == (void (*)(void))SIG_IGN ? "ignored" : "set a handler of its own for");
+    stop_for_host(handler == (void (*)(void))SIG_DFL ? "reset its action to SIG_DFL"
+                  : handler == (void (*)(void))SIG_IGN ? "ignored it" : "set a handler of its own");
     /* Signals already queued (a timer's last) would reach the program's
     ** action: ignoring the signal for a moment drops them. */
     struct sigaction ign;
@@ -247,7 +247,7 @@ static int handler_check(void)
 {
   if (!sample_signal) return host_took[0] ? -1 : 0;
   if (handler_is_ours()) return 0;
-  stop_for_host("changed (found at a timer's arming or a dump) the action of");
+  stop_for_host("changed its action (found at a timer's arming or a dump)");
   return -1;
 }
 

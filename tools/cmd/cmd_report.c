@@ -565,6 +565,9 @@ int cmd_report(int argc, char **argv)
                    sizeof y), key == 6 ? "Sorted by cpu self" : "",
            key == 6 ? (sorted ? ".\n" : " (--sort=self: by the hooks' times).\n") : "");
     fputs(prof_probe_note(p), stdout);
+    /* Which sampler ran: the ring buffer, the CPU-time timer, a signal. */
+    const struct cpd_sample_session *ss = p->ndumps ? cpd_process_sampling(p->dumps[0].d) : NULL;
+    if (ss && ss->method_text && ss->method_text[0]) printf("Sampled by: %s.\n", ss->method_text);
   }
   if (cpu)
     printf("%s%6s %10s %10s %12s %10s %10s %10s %10s  %6s %10s %10s %8s  %s%s\n",
