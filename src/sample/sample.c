@@ -692,9 +692,6 @@ static void report_line(const char *text)
   os_report(msg);
 }
 
-/* CAPPROF_SAMPLE=SOURCE[:INTERVAL], or 1 / "time" for CPU time every 1 ms.
-** A bad value or an unavailable source is said once on stderr and recorded
-** in the dump as a failed session: never a silent empty profile. */
 /* The default sampler CAPPROF_SAMPLE names: auto (unset, empty), perf
 ** (the ring only), timer (the CPU-time timer only); -1 for anything else. */
 enum { MODE_AUTO, MODE_PERF, MODE_TIMER };
@@ -707,6 +704,9 @@ static int default_mode(void)
   return -1;
 }
 
+/* CAPPROF_SAMPLE=SOURCE[:INTERVAL], or 1 / "time" for CPU time every 1 ms.
+** A bad value or an unavailable source is said once on stderr and recorded
+** in the dump as a failed session: never a silent empty profile. */
 int sample_requested(void)
 {
   const char *env = settings_str(SET_SAMPLE);
@@ -722,11 +722,6 @@ int sample_default_wanted(void)
 #endif
 }
 
-/* Without CAPPROF_SAMPLE: sample every hooked thread through a ring buffer
-** its hooks read (sample/sample_posix.c), so that each function's time comes from
-** where the samples land. Where the kernel does not allow it the session is
-** recorded as not run, with the reason, and the times are the hooks'
-** compensated ones; nothing is printed (the program did not ask). */
 /* A new process-wide session called name, returned with os_lock held; NULL
 ** (the lock not held) when every slot is taken. */
 static struct sample_session *process_session_new(const char *name)
@@ -745,10 +740,13 @@ static struct sample_session *process_session_new(const char *name)
   return s;
 }
 
-/* The default: the ring buffer (perf, auto), else the CPU-time timer
-** (auto, timer), charged the same way (sample.c); where neither can run,
-** the session is recorded as failed with both reasons, and the times are
-** the hooks' compensated ones. */
+/* Without CAPPROF_SAMPLE (auto), or with perf or timer: sample every hooked
+** thread through a ring buffer its hooks read (ring_posix.c), else (auto,
+** timer) with a CPU-time timer per thread and a signal (sample_posix.c),
+** charged the same way, so that each function's time comes from where the
+** samples land. Where neither can run the session is recorded as not run,
+** with the reasons, and the times are the hooks' compensated ones; nothing
+** is printed (the program did not ask). */
 static void sample_default_start(int mode)
 {
   struct sample_session *s = process_session_new("default");
