@@ -33,6 +33,11 @@
 #                                      recorded right before it: the plain program's own
 #                                      profile drifts with the host's load, the line says by
 #                                      how much from the first perf run: "drift")
+#   bench/fidelity.sh --noperf LIST    also the default mode where perf_event_open is refused
+#                                      (LABEL-noperf-WHY, the CPU-time timer's fallback): LIST
+#                                      of eperm, eacces (capprof's side under a seccomp filter
+#                                      failing perf_event_open so, bench/fidelity/noperf.c) and
+#                                      env (CAPPROF_SAMPLE_NO_PERF=1), comma-separated
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -53,6 +58,8 @@ sample=time:250us
 compensated=on
 hooked_perf=on
 near_ref=on
+noperf=""
+wrap=()                              # what runs capprof's side (measure)
 while [ $# -gt 0 ]; do
   case "$1" in
     --programs) programs=$2; shift ;;
@@ -63,9 +70,10 @@ while [ $# -gt 0 ]; do
     --compensated) compensated=$2; shift ;;
     --hooked-perf) hooked_perf=$2; shift ;;
     --near) near_ref=$2; shift ;;
+    --noperf) noperf=$(tr , ' ' <<<"$2"); shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -215,16 +223,16 @@ perf_plain() {
 # each compared with perf; prints the run with the median TVD and adds a
 # summary line. Uses plain, cap, input, t0, t1, work of the loop below.
 measure() {
-  local label=$1 spec=$2 tag=$1 opt=--samples-if-any r
+  local label=$1 spec=$2 tag=$1$tsuffix opt=--samples-if-any r
   shift 2
   if [ "$spec" = off ]; then
-    tag="$label-compensated"; opt=""
+    tag="$label-compensated$tsuffix"; opt=""
     echo "== $tag: CAPPROF_SAMPLE=off; capprof's side is each function's compensated hook time"
   elif [ -n "$spec" ]; then
-    tag="$label-sampled"; opt=--samples
+    tag="$label-sampled$tsuffix"; opt=--samples
     echo "== $tag: CAPPROF_SAMPLE=$spec; capprof's side is each function's sampled CPU self time"
   else
-    echo "== $tag: the default mode (CAPPROF_SAMPLE unset); capprof's side is what report sorts by"
+    echo "== $tag: the default mode (CAPPROF_SAMPLE unset${wrap[*]:+; run by ${wrap[*]}}); capprof's side is what report sorts by"
   fi
   results=()
   durs=()
@@ -240,13 +248,14 @@ measure() {
     fi
     t2=$(date +%s.%N)
     if [ -n "$spec" ]; then
-      CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$tag.capprof run_nice "$cap" "$@" <"$input" >/dev/null
+      CAPPROF_SAMPLE=$spec CAPPROF_OUTPUT=$work/$tag.capprof run_nice "${wrap[@]}" "$cap" "$@" <"$input" >/dev/null
     else
-      CAPPROF_OUTPUT=$work/$tag.capprof run_nice "$cap" "$@" <"$input" >/dev/null
+      CAPPROF_OUTPUT=$work/$tag.capprof run_nice "${wrap[@]}" "$cap" "$@" <"$input" >/dev/null
     fi
     t3=$(date +%s.%N)
     durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
     "$capprof" export --format=json -o "$work/$tag.$r.json" "$work/$tag.capprof"
+    [ ${#wrap[@]} -eq 0 ] || "$capprof" info "$work/$tag.capprof" | sed -n '/^sampling:/,/^sampled:/p' | head -n 4
     # shellcheck disable=SC2086
     results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$tag.$r.json" \
       --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
@@ -306,6 +315,8 @@ work=$data/run
 mkdir -p "$work" "$data/bin"
 make_sql
 summary=()
+tsuffix=""
+[ -z "$noperf" ] || cc -O2 -o "$data/bin/noperf" "$here/fidelity/noperf.c"
 for prog in $programs; do
   for cc in $compilers; do
     command -v "$cc" >/dev/null || { echo "fidelity.sh: $cc not found, skipped" >&2; continue; }
@@ -326,6 +337,18 @@ for prog in $programs; do
       measure "$label" "" "$@"
       [ "$compensated" = off ] || measure "$label" off "$@"
       [ "$sample" = off ] || measure "$label" "$sample" "$@"
+      for why in $noperf; do
+        case $why in
+          eperm) wrap=("$data/bin/noperf" EPERM) ;;
+          eacces) wrap=("$data/bin/noperf" EACCES) ;;
+          env) wrap=(env CAPPROF_SAMPLE_NO_PERF=1) ;;
+          *) echo "fidelity.sh: --noperf $why: eperm, eacces or env" >&2; exit 2 ;;
+        esac
+        tsuffix=-noperf-$why
+        measure "$label" "" "$@"
+      done
+      wrap=()
+      tsuffix=""
     fi
     if [ "$hooked_perf" != off ]; then
       [ "$sample" = off ] || hooked "$label" "$sample" "" "$@"

@@ -273,10 +273,13 @@ for b in "${builds[@]}"; do
   # hook, which unhooking cannot patch (docs/runtime.md).
   truthbin=$w/bench_truth
   [ -x "$w/bench_truth_rec" ] && truthbin=$w/bench_truth_rec
-  for spec in auto time:250us; do
+  # timer: the default's fallback where perf_event_open is refused (the
+  # CPU-time timer, on the scheduler tick).
+  for spec in auto timer time:250us; do
   rm -f "$tmp/truths.capprof"
   tag="sampled, CAPPROF_SAMPLE=$spec"
   [ "$spec" != auto ] || tag="default (ring buffer)"
+  [ "$spec" != timer ] || tag="default without perf (CAPPROF_SAMPLE=timer)"
   if "$truthbin" --plain 2 > "$tmp/truthp.txt" &&
      CAPPROF_SAMPLE=$spec "$truthbin" --sampled $TSECS "$tmp/truths.capprof" > "$tmp/truths.txt" &&
      "$b/capprof" export --format=csv "$tmp/truths.capprof" > "$tmp/truths.csv" 2>/dev/null &&
@@ -294,12 +297,16 @@ for b in "${builds[@]}"; do
         if (C <= 0 || T <= 0 || !(n["root"] > 0)) { print "(e) " tag ": no samples in the program"; exit }
         printf "(e) %s (%s, %d samples in the program): cpu self per call; share = of all CPU\n", tag, bin, S
         printf "    %-6s %9s %9s %8s %10s\n", "fn", "truth_ex", "cpu_ex", "err%", "share_err%"
+        tvd = 0
         for (i = 1; i <= k; i++) {
           f = order[i]; if (!(f in cs) || !(n[f] > 0) || !(te[f] > 0)) continue
+          d = cs[f] / C - te[f] * n[f] / T; tvd += d < 0 ? -d : d
           printf "    %-6s %9.1f %9.1f %8.1f %10.1f\n", f, te[f], cs[f] / n[f], 100 * (cs[f] / n[f] - te[f]) / te[f],
                  100 * ((cs[f] / C) / (te[f] * n[f] / T) - 1)
           printf "share %s %.1f %.1f\n", f, te[f], 100 * ((cs[f] / C) / (te[f] * n[f] / T) - 1) > "/dev/stderr"
         }
+        printf "    TVD of the per-function shares from the truth: %.3f\n", tvd / 2
+        printf "tvd %.3f\n", tvd / 2 > "/dev/stderr"
         if (plain > 0) {
           printf "    program CPU per root call: %.0f ns sampled, %.0f ns plain (long run): %+.1f %%\n",
                  C / n["root"], plain, 100 * (C / n["root"] - plain) / plain
@@ -309,6 +316,8 @@ for b in "${builds[@]}"; do
     while read -r what fn te se; do
       [ "$what" != share ] || truth_row "(e) $tag: share of CPU error, $fn" "$te" "$se"
     done < "$tmp/truths.err"
+    row "(e) $tag: TVD of per-function shares from the truth" "$(awk '$1 == "tvd" { print $2 }' "$tmp/truths.err")" "<= 0.10" \
+      "$(ok "$(awk '$1 == "tvd" { print $2 }' "$tmp/truths.err") <= 0.10")"
     row "(e) $tag: program CPU per root call vs plain" "$(awk '$1 == "total" { print $2 }' "$tmp/truths.err") %" "-" "-"
   else
     row "(e) $tag" "no sampled dump" "-" "MISSED"

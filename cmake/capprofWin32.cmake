@@ -7,6 +7,11 @@
 set(CAPPROF_WIN_SOURCES src/win/os.c src/hooks/hooks_win.c src/dump/dumpsig_win.c
   src/sample/sample_win.c src/patch/patch_none.c)
 set(CAPPROF_WIN_EXPORTS _penter _pexit __cyg_profile_func_enter __cyg_profile_func_exit)
+if(MINGW)
+  # -pg's call from main to _monstartup (src/hooks/gprof_win.c)
+  list(APPEND CAPPROF_WIN_SOURCES src/hooks/gprof_win.c)
+  list(APPEND CAPPROF_WIN_EXPORTS _monstartup)
+endif()
 
 # CAPPROF_WIN_HOOK_OBJECTS: what holds _penter/_pexit, added to both libraries.
 set(CAPPROF_WIN_HOOK_OBJECTS)

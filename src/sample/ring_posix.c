@@ -320,6 +320,7 @@ void sampler_ring_fork_child(void)
 
 void sampler_note(struct sample_session *s)
 {
+  if (s->method == CPD_SM_CPU_TIMER || s->method == CPD_SM_PERF) sampler_timer_note(s);
   uint32_t n = __atomic_load_n(&ring_refused, __ATOMIC_RELAXED);
   if (s != ring_session || !n) return;
   int e = ring_refused_errno;

@@ -32,6 +32,7 @@ static const struct sample_source sources[] = {
 
 #define DEFAULT_TIME_NS   1000000u      /* 1 ms */
 #define DEFAULT_RING_NS   250000u       /* the default sampling's: 4 kHz of CPU time */
+#define DEFAULT_TIMER_NS  1000000u      /* the timer fallback's: 1 ms (it fires on the tick) */
 #define DEFAULT_EVENTS    1000000u
 #define MIN_TIME_NS       10000u        /* 10 us: below it the handler is the profile */
 #define MAX_BUCKETS       (1u << 26)
@@ -698,31 +699,36 @@ static void report_line(const char *text)
   os_report(msg);
 }
 
+/* The default sampler CAPPROF_SAMPLE names: auto (unset, empty), perf
+** (the ring only), timer (the CPU-time timer only); -1 for anything else. */
+enum { MODE_AUTO, MODE_PERF, MODE_TIMER };
+static int default_mode(void)
+{
+  const char *env = settings_str(SET_SAMPLE);
+  if (!env || !*env || !strcmp(env, "auto")) return MODE_AUTO;
+  if (!strcmp(env, "perf")) return MODE_PERF;
+  if (!strcmp(env, "timer")) return MODE_TIMER;
+  return -1;
+}
+
 /* CAPPROF_SAMPLE=SOURCE[:INTERVAL], or 1 / "time" for CPU time every 1 ms.
 ** A bad value or an unavailable source is said once on stderr and recorded
 ** in the dump as a failed session: never a silent empty profile. */
 int sample_requested(void)
 {
   const char *env = settings_str(SET_SAMPLE);
-  return env && *env && strcmp(env, "0") != 0 && strcmp(env, "off") != 0 &&
-         strcmp(env, "auto") != 0;
+  return env && *env && strcmp(env, "0") != 0 && strcmp(env, "off") != 0 && default_mode() < 0;
 }
 
 int sample_default_wanted(void)
 {
 #if defined(__linux__)
-  const char *env = settings_str(SET_SAMPLE);
-  return !env || !*env || !strcmp(env, "auto");
+  return default_mode() >= 0;
 #else
-  return 0;                      /* the ring buffer is Linux's */
+  return 0;                      /* the ring buffer and the timer fallback are Linux's */
 #endif
 }
 
-/* Without CAPPROF_SAMPLE: sample every hooked thread through a ring buffer
-** its hooks read (sample/sample_posix.c), so that each function's time comes from
-** where the samples land. Where the kernel does not allow it the session is
-** recorded as not run, with the reason, and the times are the hooks'
-** compensated ones; nothing is printed (the program did not ask). */
 /* A new process-wide session called name, returned with os_lock held; NULL
 ** (the lock not held) when every slot is taken. */
 static struct sample_session *process_session_new(const char *name)
@@ -741,21 +747,54 @@ static struct sample_session *process_session_new(const char *name)
   return s;
 }
 
-static void sample_default_start(void)
+/* Without CAPPROF_SAMPLE (auto), or with perf or timer: sample every hooked
+** thread through a ring buffer its hooks read (ring_posix.c), else (auto,
+** timer) with a CPU-time timer per thread and a signal (sample_posix.c),
+** charged the same way, so that each function's time comes from where the
+** samples land. Where neither can run the session is recorded as not run,
+** with the reasons, and the times are the hooks' compensated ones; nothing
+** is printed (the program did not ask). */
+static void sample_default_start(int mode)
 {
   struct sample_session *s = process_session_new("default");
   if (!s) return;
   s->source = &sources[0];                     /* time: task-clock */
   s->interval = DEFAULT_RING_NS;
-  char why[200];
-  if (sampler_ring_start(s, why, sizeof why) == 0) {
-    s->running = 1;
-    process_session = s;
-  } else {
-    s->failed = 1;
-    copy_text(s->note, sizeof s->note, why);
-    append_text(s->note, sizeof s->note, "; times are the hooks' compensated estimates");
+  char why[200], ring_why[200];
+  ring_why[0] = '\0';
+  if (mode != MODE_TIMER) {
+    if (sampler_ring_start(s, ring_why, sizeof ring_why) == 0) {
+      s->running = 1;
+      process_session = s;
+      os_unlock();
+      return;
+    }
   }
+  if (mode != MODE_PERF) {
+    s->source = sample_find_source("cpu-timer");
+    s->interval = DEFAULT_TIMER_NS;
+    s->running = 1;
+    why[0] = '\0';
+    if (sampler_start(s, why, sizeof why) == 0) {
+      process_session = s;
+      if (ring_why[0]) {
+        copy_text(s->note, sizeof s->note, "no ring buffer: ");
+        append_text(s->note, sizeof s->note, ring_why);
+      }
+      sampler_note(s);
+      os_unlock();
+      return;
+    }
+    s->running = 0;
+  }
+  s->failed = 1;
+  s->note[0] = '\0';
+  if (ring_why[0]) copy_text(s->note, sizeof s->note, ring_why);
+  if (mode != MODE_PERF) {
+    if (s->note[0]) append_text(s->note, sizeof s->note, "; ");
+    append_text(s->note, sizeof s->note, why);
+  }
+  append_text(s->note, sizeof s->note, "; times are the hooks' compensated estimates");
   os_unlock();
 }
 
@@ -764,7 +803,7 @@ void sample_init_from_env(void)
   const char *env = settings_str(SET_SAMPLE);
   if (cp_g.disabled) return;
   if (sample_default_wanted()) {
-    sample_default_start();
+    sample_default_start(default_mode());
     return;
   }
   if (!sample_requested()) return;
@@ -886,7 +925,7 @@ void sample_fork_child(void)
   for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
     struct sample_session *s = &sample_sessions[i];
     if (!s->used) continue;
-    s->samples = s->hits = s->lost = s->walked = 0;
+    s->samples = s->hits = s->lost = s->walked = s->signals = 0;
     if (s->buckets) {
       os_release(s->buckets, s->buckets_bytes);
       s->buckets = zeroed(s->buckets_bytes);

@@ -70,6 +70,8 @@ struct sample_session {
   volatile uint64_t hits;     /* in range (objects) or recorded (process) */
   volatile uint64_t lost;     /* process: no room for the thread or the stack */
   volatile uint64_t walked;   /* process: the stack walk found a caller */
+  volatile uint64_t signals;  /* CPU-time timer: signals taken (each one sample
+                              ** plus its overruns): the effective rate */
   char name[64];
   char method_text[96];       /* the back end's words: "perf_event_open task-clock" */
   char note[256];             /* why it failed, or which fallback it took */

@@ -61,6 +61,11 @@ volatile int sampler_ever_started;    /* pthread_create starts threads through u
 #define ever_started sampler_ever_started
 static pthread_key_t exit_key;
 static int no_perf = -1;              /* CAPPROF_SAMPLE_NO_PERF: act as if refused */
+static char host_took[160];           /* how the program took the signal, or "" */
+
+/* glibc's sigaction itself: the runtime's own calls skip the program's
+** sigaction (and capprof's guard of it, sigguard_posix.c). */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 __thread struct sample_thread *sampler_tls_state __attribute__((tls_model("initial-exec")));
 #define tls_state sampler_tls_state
@@ -120,7 +125,10 @@ static void on_sample(int sig, siginfo_t *si, void *ucv)
   uint32_t weight = 1;
   if (si->si_code == SI_TIMER && (si->si_value.sival_int & TIMER_MASK) == TIMER_MAGIC) {
     uint32_t slot = (uint32_t)si->si_value.sival_int & 0xFFFFu;
-    if (slot < SAMPLE_MAX_SESSIONS) s = &sample_sessions[slot];
+    if (slot < SAMPLE_MAX_SESSIONS) {
+      s = &sample_sessions[slot];
+      SAMPLE_ADD64(&s->signals, 1);
+    }
     /* A CPU-time timer fires at the scheduler tick: intervals it skipped
     ** are overruns, and each stands for one sample. */
     if (si->si_overrun > 0) weight += si->si_overrun < 1000 ? (uint32_t)si->si_overrun : 1000u;
@@ -167,11 +175,11 @@ static int install_handler(char *why, size_t n)
   if (env && *env) first = last = atoi(env);
   for (int sig = first; sig >= last; sig--) {
     if (sig < SIGRTMIN || sig > SIGRTMAX) break;
-    if (sigaction(sig, NULL, &old) != 0) continue;
+    if (__sigaction(sig, NULL, &old) != 0) continue;
     int taken = (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
                                             : old.sa_handler != SIG_DFL;
     if (taken && !(env && *env)) continue;
-    if (sigaction(sig, &sa, &previous) != 0) continue;
+    if (__sigaction(sig, &sa, &previous) != 0) continue;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, sig);
@@ -181,6 +189,86 @@ static int install_handler(char *why, size_t n)
   }
   snprintf(why, n, "no free real-time signal (SIGRTMIN+2 .. SIGRTMAX-3 all have handlers)");
   return CAPPROF_ENOTSUP;
+}
+
+/* ---- the program takes the signal -------------------------------------------
+**
+** A real-time signal's default action ends the process, and a handler of the
+** program's would take capprof's samples for its own signals: the moment the
+** program sets the signal's action (sigguard_posix.c), or the moment capprof
+** finds its handler gone (at each timer's arming and at each dump), every
+** timer and event is deleted and the signal-driven sessions stop; the dump's
+** note says so. */
+
+static void close_event(struct event *ev);
+
+/* Whether the signal's handler is still on_sample. */
+static int handler_is_ours(void)
+{
+  struct sigaction cur;
+  if (!sample_signal || __sigaction(sample_signal, NULL, &cur) != 0) return 0;
+  return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sample;
+}
+
+/* Under os_lock: delete every timer and event, stop the sessions that
+** needed the signal, and say how in their notes. */
+static void stop_for_host(const char *how)
+{
+  for (uint32_t i = 0; i < nevents; i++) close_event(&events[i]);
+  snprintf(host_took, sizeof host_took, "stopped: the program %s (signal %d, capprof's "
+           "sampling signal); every timer was deleted first", how, sample_signal);
+  for (uint32_t i = 0; i < SAMPLE_MAX_SESSIONS; i++) {
+    struct sample_session *s = &sample_sessions[i];
+    if (s->used && s->running && (s->method == CPD_SM_CPU_TIMER || s->method == CPD_SM_PERF))
+      s->running = 0;
+  }
+  sample_signal = 0;                  /* a later session installs its handler anew */
+}
+
+void sampler_signal_guard(int sig, void (*handler)(void))
+{
+  if (!sample_signal || sig != sample_signal || handler == (void (*)(void))on_sample) return;
+  os_lock();
+  if (sig == sample_signal) {
+    stop_for_host(handler == (void (*)(void))SIG_DFL ? "reset its action to SIG_DFL"
+                  : handler == (void (*)(void))SIG_IGN ? "ignored it" : "set a handler of its own");
+    /* Signals already queued (a timer's last) would reach the program's
+    ** action: ignoring the signal for a moment drops them. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    __sigaction(sig, &ign, NULL);
+  }
+  os_unlock();
+}
+
+/* Under os_lock: the handler checked at each arming and each dump. */
+static int handler_check(void)
+{
+  if (!sample_signal) return host_took[0] ? -1 : 0;
+  if (handler_is_ours()) return 0;
+  stop_for_host("changed its action (found at a timer's arming or a dump)");
+  return -1;
+}
+
+void sampler_timer_note(struct sample_session *s)
+{
+  static char base[SAMPLE_MAX_SESSIONS][sizeof s->note];
+  static int kept[SAMPLE_MAX_SESSIONS];
+  if (!kept[s->slot]) {               /* the note as sampler_start left it */
+    memcpy(base[s->slot], s->note, sizeof s->note);
+    kept[s->slot] = 1;
+  }
+  handler_check();
+  char rate[160] = "";
+  uint64_t sig = s->signals, cpu = s->samples * s->interval;
+  if (s->method == CPD_SM_CPU_TIMER && sig && cpu)
+    snprintf(rate, sizeof rate, "timer every %.3g ms of CPU time, fired %llu times: %.0f Hz "
+             "effective (it expires on the scheduler tick)", (double)s->interval / 1e6,
+             (unsigned long long)sig, (double)sig * 1e9 / (double)cpu);
+  snprintf(s->note, sizeof s->note, "%s%s%s%s%s", base[s->slot],
+           base[s->slot][0] && rate[0] ? "; " : "", rate,
+           (base[s->slot][0] || rate[0]) && host_took[0] ? "; " : "", host_took);
 }
 
 /* ---- perf events ------------------------------------------------------------ */
@@ -348,6 +436,7 @@ static int open_for_thread(struct sample_session *s, uint64_t tid)
     }
     ev->fd = fd;
   } else {
+    if (handler_check() != 0) return EINTR;    /* the program took the signal */
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;

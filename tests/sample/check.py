@@ -334,6 +334,31 @@ def main():
             fail("the fork child's own ring did not sample child_work")
         if any(f["name"] == "child_work" for f in doc["functions"]):
             fail("the parent's dump has child_work")
+    elif check == "timer":
+        # The default where perf_event_open is refused: the CPU-time timer,
+        # every hooked thread sampled, the fork child's re-armed, the rate said.
+        why = dumps[2]
+        print("method:", sampling["method"], "| note:", sampling["note"])
+        if "CPU-time timer" not in sampling["method"] or sampling["failed"]:
+            fail("not sampled by the CPU-time timer: %r" % sampling)
+        if why not in sampling["note"] or "Hz effective" not in sampling["note"]:
+            fail("the note does not say why (%r) and the effective rate" % why)
+        per = sorted(sum(n["self_samples"] for n in t["nodes"] if n["name"] == "heavy")
+                     for t in doc["threads"] if not t.get("sampled"))
+        print("heavy's samples per thread:", per)
+        if len(per) != 3 or per[0] < 1:
+            fail("want heavy sampled in each of 3 threads")
+        child = load(capprof, dumps[1])
+        cs = child["dumps"][0].get("sampling") or {}
+        cw = func(child, "child_work")["self_samples"]
+        print("fork child: child_work %d samples, method %r" % (cw, cs.get("method")))
+        if cw < 1 or "CPU-time timer" not in cs.get("method", ""):
+            fail("the fork child's timer did not sample child_work")
+    elif check == "host_took":
+        # The program reset the sampler's signal: timers deleted, recorded.
+        print("note:", sampling["note"])
+        if "stopped: the program" not in sampling["note"] or "timer was deleted" not in sampling["note"]:
+            fail("the dump does not record that the program took the signal")
     elif check == "ring_once":
         # every thread sampled once: the CPU the samples give heavy is at
         # most its elapsed time (3 threads on this machine's processors)

@@ -154,7 +154,8 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
   # Where the kernel refuses it: the hooks' compensated times, and the reason
   rm -f ./*.capprof
   [ -x ring_cyg ] || gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" $("$capprof" ldflags --static) -o ring_cyg
-  CAPPROF_SAMPLE_NO_PERF=1 CAPPROF_OUTPUT="$work/refused.%p.capprof" ./ring_cyg 1 > out.txt
+  # (CAPPROF_SAMPLE=perf: the ring only; auto falls back to the timer, case timer)
+  CAPPROF_SAMPLE=perf CAPPROF_SAMPLE_NO_PERF=1 CAPPROF_OUTPUT="$work/refused.%p.capprof" ./ring_cyg 1 > out.txt
   for d in refused.*.capprof; do
     check ring_refused "$d" CAPPROF_SAMPLE_NO_PERF
     "$capprof" report "$d" | tee report.txt | grep -q "sampling did not run: .*compensated"
@@ -163,13 +164,54 @@ sys.exit(0 if os.geteuid() == 0 or paranoid <= 2 else 1)' 2>/dev/null; then
   # Under a seccomp filter perf_event_open is never tried (a filter may kill for it)
   gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" "$here/seccomp_allow.c" \
     $("$capprof" ldflags --static) -o ring_seccomp
-  CAPPROF_OUTPUT="$work/seccomp.%p.capprof" ./ring_seccomp 1 > out.txt
+  CAPPROF_SAMPLE=perf CAPPROF_OUTPUT="$work/seccomp.%p.capprof" ./ring_seccomp 1 > out.txt
   for d in seccomp.*.capprof; do check ring_refused "$d" seccomp; done
   # CAPPROF_SAMPLE=off: no sampling session at all
   CAPPROF_SAMPLE=off CAPPROF_OUTPUT="$work/off.%p.capprof" ./ring_cyg 1 > out.txt
   if "$capprof" info off.*.capprof | grep -q "^sampling:"; then
     echo "FAIL: CAPPROF_SAMPLE=off sampled"; exit 1
   fi
+  ;;
+timer)              # perf_event_open refused: the default samples with the CPU-time timer
+  gcc -O2 -g -I"$src/include" -finstrument-functions "$here/ring.c" $("$capprof" ldflags --static) -o ring_cyg
+  gcc -O2 "$src/bench/fidelity/noperf.c" -o noperf
+  # refused by CAPPROF_SAMPLE_NO_PERF, by seccomp filters failing perf_event_open
+  # with EPERM and with EACCES (as a container's), and asked for (CAPPROF_SAMPLE=timer)
+  for how in env EPERM EACCES asked; do
+    rm -f ./*.capprof
+    case $how in
+      env) CAPPROF_SAMPLE_NO_PERF=1 CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_cyg 2 > out.txt
+           why=CAPPROF_SAMPLE_NO_PERF ;;
+      asked) CAPPROF_SAMPLE=timer CAPPROF_OUTPUT="$work/%n.%p.capprof" ./ring_cyg 2 > out.txt
+             why="" ;;
+      *) CAPPROF_OUTPUT="$work/%n.%p.capprof" ./noperf $how ./ring_cyg 2 > out.txt
+         why=seccomp ;;
+    esac
+    cat out.txt
+    grep -q "^child ok" out.txt
+    for d in ring_cyg.*.capprof; do
+      "$capprof" export --format=json "$d" | grep -q '"child_work"' && child=$d || parent=$d
+    done
+    check timer "$parent" "$child" "$why"
+    "$capprof" info "$parent" | tee info.txt | grep -q "method: POSIX CPU-time timer"
+    grep -q "Hz effective" info.txt
+    "$capprof" report "$parent" | tee report.txt | grep -q "CPU-time timer"
+  done
+  ;;
+sigreset)           # the program resets every signal in a loop: no death, recorded
+  gcc -O2 -g -finstrument-functions "$here/sigreset.c" $("$capprof" ldflags --static) -o sigreset_static
+  gcc -O2 -g -finstrument-functions "$here/sigreset.c" $("$capprof" ldflags) -o sigreset_shared
+  for v in static shared; do
+    rm -f ./*.capprof
+    CAPPROF_SAMPLE=timer CAPPROF_OUTPUT="$work/%n.%p.capprof" ./sigreset_$v > out.txt
+    grep -q "^alive" out.txt
+    check host_took sigreset_$v.*.capprof
+  done
+  ;;
+eintr)              # the calls a sample's signal may interrupt: the rate measured
+  gcc -O2 -g -finstrument-functions "$here/eintr.c" $("$capprof" ldflags --static) -o eintr
+  CAPPROF_SAMPLE=timer CAPPROF_OUTPUT="$work/%n.%p.capprof" ./eintr 300 | tee out.txt
+  "$capprof" info eintr.*.capprof | tee info.txt | grep -q "fired [1-9][0-9]* times"
   ;;
 ratio_timer)        # perf_event_open refused: the CPU-time timer takes over
   $plain "$here/spin3.c" -o spin3

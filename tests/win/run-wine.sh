@@ -10,6 +10,8 @@
 #      the exact call counts of each dump natively (check_dump) and
 #      symbolizes it with the Windows capprof.exe (DbgHelp) under wine; and
 #      exit_process_dll, which ends by ExitProcess, for its dump and counts;
+#      pg_recipe, built with the flags the Linux tool prints for MinGW
+#      (capprof cflags/ldflags x86_64-w64-mingw32-gcc-posix), for its counts;
 #   4. compile-checks the runtime with clang-cl for x86_64-pc-windows-msvc and
 #      i686-pc-windows-msvc (x86 naked inline-asm hooks included) and the tool
 #      as MSVC would build it, and builds runtime and tool for 32-bit MinGW.
@@ -104,6 +106,31 @@ for exe in pg_example pg_example_dll; do
     grep -q "$want" "$OUT/$exe.report.txt" || fail "$exe: report lacks '$want'"
   done
 done
+
+# The recipe the Linux tool prints for MinGW, used as printed: it links and,
+# at -O2, keeps tail recursion as calls.
+NATIVE_CAPPROF=$(dirname "$BUILD")/capprof
+MINGW_CC=x86_64-w64-mingw32-gcc-posix
+step "pg_recipe.exe built with 'capprof cflags/ldflags $MINGW_CC'"
+RCFLAGS=$("$NATIVE_CAPPROF" cflags $MINGW_CC)
+RLDFLAGS=$("$NATIVE_CAPPROF" ldflags --static $MINGW_CC)
+echo "cflags: $RCFLAGS; ldflags: $RLDFLAGS"
+case "$RCFLAGS $RLDFLAGS" in *-ldl*|*-lpthread*) fail "MinGW flags name Linux libraries" ;; esac
+case "$RCFLAGS" in *-fno-optimize-sibling-calls*) ;; *) fail "MinGW cflags lack -fno-optimize-sibling-calls" ;; esac
+mkdir -p "$OUT/pg_recipe"
+# shellcheck disable=SC2086
+$MINGW_CC -O2 -g $RCFLAGS -c "$SRC/tests/win/pg_recipe.c" -o "$OUT/pg_recipe/pg_recipe.o" \
+  || fail "pg_recipe: compile with the printed cflags"
+# shellcheck disable=SC2086
+$MINGW_CC -static "$OUT/pg_recipe/pg_recipe.o" -L"$BUILD" $RLDFLAGS -o "$OUT/pg_recipe/pg_recipe.exe" \
+  || fail "pg_recipe: link with the printed ldflags"
+(cd "$OUT/pg_recipe" && CAPPROF_OUTPUT="$OUT/pg_recipe/" wine ./pg_recipe.exe) >"$OUT/pg_recipe.out" 2>&1 \
+  || { cat "$OUT/pg_recipe.out"; fail "pg_recipe.exe"; }
+set -- "$OUT/pg_recipe"/pg_recipe.*.capprof
+[ $# -eq 1 ] && [ -f "$1" ] || fail "pg_recipe: expected one dump"
+{ x86_64-w64-mingw32-objdump -p "$OUT/pg_recipe/pg_recipe.exe" | grep ImageBase
+  x86_64-w64-mingw32-nm -n "$OUT/pg_recipe/pg_recipe.exe"; } >"$OUT/pg_recipe.sym"
+"$CHECK" "$1" "$OUT/pg_recipe.sym" "$SRC/tests/win/pg_recipe.expect" || fail "pg_recipe: call counts"
 
 step "pg_modules.exe: calls from the exe into an instrumented DLL, one capprof.dll"
 mkdir -p "$OUT/modules"

@@ -137,6 +137,12 @@ static const char *flags_for(const struct compiler *c)
 {
   if (c->msvc) return "/Gh /GH";
   if (c->clang) return "-finstrument-functions-after-inlining";
+  /* MinGW-w64 GCC: the MSVC /Gh /GH placement, _penter first and
+  ** __return__ (linked to _pexit by 'capprof ldflags') before each ret;
+  ** without sibling calls, which would turn a tail call into a jump past
+  ** its callee's exit hook (and tail recursion into a loop). */
+  if (c->gcc_major && c->x86_64 && c->windows)
+    return "-pg -mfentry -mfentry-name=_penter -minstrument-return=call -fno-optimize-sibling-calls";
   /* GCC: hooks after inlining where capprof has __fentry__/__return__. */
   if (c->gcc_major >= 9 && c->x86_64 && c->elf && !c->windows)
     return "-pg -mfentry -minstrument-return=call";
@@ -168,25 +174,60 @@ int cmd_cflags(int argc, char **argv)
   return 0;
 }
 
+/* The link flags for a MinGW-w64 GCC (x86-64): no -ldl, no pthread; the
+** exit hook GCC calls (__return__) is _pexit, which -u keeps in a static
+** link; -pg's call from main to _monstartup is the runtime's empty one. The
+** libraries are the MinGW build's: found beside a capprof.exe, else on the
+** linker's search path (-L). */
+static void mingw_ldflags(int stat, const char *dir, int penter)
+{
+  /* 32-bit MinGW and Clang: the -finstrument-functions hooks, nothing to map. */
+  const char *hooks = penter ? "-Wl,--defsym,__return__=_pexit -Wl,-u,_pexit" : "";
+  if (dir && stat) printf("%s/libcapprof.a%s%s\n", dir, *hooks ? " " : "", hooks);
+  else if (dir) printf("-L%s -lcapprof%s%s\n", dir, *hooks ? " " : "", hooks);
+  else printf("%s%s%s\n", stat ? "-l:libcapprof.a" : "-lcapprof", *hooks ? " " : "", hooks);
+}
+
 int cmd_ldflags(int argc, char **argv)
 {
   int stat = 0;
+  const char *cc = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--static")) stat = 1;
     else if (!strcmp(argv[i], "--shared")) stat = 0;
     else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: capprof ldflags [--shared | --static]\n"
+      printf("usage: capprof ldflags [--shared | --static] [COMPILER]\n"
              "Prints the flags that link the capprof runtime: the shared library (default)\n"
-             "or the static one, from the directory this capprof was installed with. In a\n"
-             "Makefile: LDLIBS += $(shell capprof ldflags)\n");
+             "or the static one, from the directory this capprof was installed with. With\n"
+             "COMPILER (as for cflags), the flags for that compiler's target: a MinGW-w64\n"
+             "GCC gets the Windows runtime's (libcapprof from -L or beside capprof.exe).\n"
+             "In a Makefile: LDLIBS += $(shell capprof ldflags $(CC))\n");
       return 0;
+    } else if (argv[i][0] != '-' && !cc) {
+      cc = argv[i];
     } else {
       tool_error("ldflags: unknown option '%s' (see 'capprof ldflags --help')", argv[i]);
       return 2;
     }
   }
   char dir[4096];
-  if (tool_lib_dir(dir, sizeof dir) != 0) {
+  int have_dir = tool_lib_dir(dir, sizeof dir) == 0;
+  if (cc) {
+    struct compiler c;
+    memset(&c, 0, sizeof c);
+    if (ask(cc, &c) != 0) {
+      memset(&c, 0, sizeof c);
+      guess(cc, &c);
+      if (strstr(base_name(cc), "mingw")) c.windows = 1;
+    }
+    if (c.windows && !c.msvc) {
+      /* This tool's own directory holds the MinGW build only on Windows. */
+      mingw_ldflags(stat, have_dir && CAPPROF_TOOL_WINDOWS ? dir : NULL,
+                    c.x86_64 && !c.clang && c.gcc_major);
+      return 0;
+    }
+  }
+  if (!have_dir) {
     /* Not found beside the tool: rely on the linker's search path. */
     printf(stat ? "-l:libcapprof.a -lpthread -ldl -Wl,--export-dynamic-symbol=__return__\n"
                 : "-lcapprof -lpthread -ldl\n");
