@@ -39,9 +39,13 @@ __attribute__((noinline)) void light(unsigned long n)
 int main(int argc, char **argv)
 {
   unsigned long rounds = argc > 1 ? strtoul(argv[1], NULL, 10) : 100;
+  /* Work per call: a round far shorter than the scheduler tick lets a
+  ** sampler that fires on the tick (the CPU-time timer) find it at any
+  ** phase; a round near the tick's length (4 ms at HZ=250) aliases. */
+  unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000;
   for (unsigned long r = 0; r < rounds; r++) {
-    heavy(1000000);
-    light(1000000);
+    heavy(n);
+    light(n);
   }
   printf("%lu\n", sink);
   return 0;

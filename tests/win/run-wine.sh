@@ -354,7 +354,7 @@ mkdir -p "$OUT/probe"
 set -- "$OUT/probe"/sample_probe.*.capprof
 [ -f "$1" ] || fail "sample_probe: no dump"
 wine "$BUILD/capprof.exe" report "$1" 2>&1 | sed 's/\r$//' | tee "$OUT/probe.report"
-grep -q "^ranked by cpu: .* in hooks" "$OUT/probe.report" || fail "sample_probe: no probe line"
+grep -q "^ranked by cpu (.*): .* in hooks" "$OUT/probe.report" || fail "sample_probe: no probe line"
 wine "$BUILD/capprof.exe" export --format=json "$1" 2>/dev/null >"$OUT/probe.json"
 python3 - "$OUT/probe.json" <<'PY' || fail "sample_probe: samples in the hooks not told apart"
 import json, sys

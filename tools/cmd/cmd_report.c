@@ -63,23 +63,6 @@ static const char usage[] =
 /* One function of the notes after the table: "  NAME: details" when it
 ** fits the width, else NAME alone (cut to the width) and the details on
 ** the next line. details may hold "\n    " continuations. */
-/* Which sampler took the samples, as ", by NAME" for report's first line
-** (the dump's method: the default's ring or its CPU-time timer fallback,
-** a signal, a Windows sampler), "" when not said. */
-static const char *sampler_name(const struct profile *p)
-{
-  const struct cpd_sample_session *ss = p->ndumps ? cpd_process_sampling(p->dumps[0].d) : NULL;
-  if (!ss) return "";
-  switch (ss->method) {
-  case CPD_SM_RING: return ", by perf ring";
-  case CPD_SM_PERF: return ", by perf and a signal";
-  case CPD_SM_CPU_TIMER: return ", by CPU-time timer";
-  case CPD_SM_NT_PROFILE: return ", by NT profile object";
-  case CPD_SM_SUSPEND: return ", by sampler thread";
-  default: return "";
-  }
-}
-
 static void note_func(const char *name, const char *details)
 {
   char buf[4096];
@@ -804,8 +787,8 @@ int cmd_report(int argc, char **argv)
     printf("%u dump%s, %u thread%s, %s calls; ", p->ndumps, p->ndumps == 1 ? "" : "s",
            p->nthreads, p->nthreads == 1 ? "" : "s", fmt_count(calls, a, sizeof a));
     if (sampled)
-      printf("cpu %s (%s samples%s), ", fmt_ns(cx.cpu_self, b, sizeof b),
-             fmt_count(p->node_samples, d, sizeof d), sampler_name(p));
+      printf("cpu %s (%s samples), ", fmt_ns(cx.cpu_self, b, sizeof b),
+             fmt_count(p->node_samples, d, sizeof d));
     printf("elapsed %s", fmt_ns(elapsed, e, sizeof e));
     putchar('\n');
     char line[300];

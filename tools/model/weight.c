@@ -127,14 +127,30 @@ double prof_share(double part, double whole)
   return part >= whole ? 1 : part / whole;
 }
 
+/* The sampler that took a profile's samples, in a word or two (the first
+** dump's sampling session: the default's perf ring or its CPU-time timer
+** fallback, a signal per sample, a Windows sampler). */
+static const char *sampler_label(const struct profile *p)
+{
+  const struct cpd_sample_session *ss = p->ndumps ? cpd_process_sampling(p->dumps[0].d) : NULL;
+  switch (ss ? ss->method : CPD_SM_NONE) {
+  case CPD_SM_RING: return "ring";
+  case CPD_SM_PERF: return "perf signal";
+  case CPD_SM_CPU_TIMER: return "timer";
+  case CPD_SM_NT_PROFILE: return "NT profile";
+  case CPD_SM_SUSPEND: return "sampler thread";
+  default: return "the";
+  }
+}
+
 const char *prof_weight_line(const struct profile *p, char *buf, size_t n)
 {
   char a[32];
   const char *how = p->weight_raw ? "raw" : "probe cost subtracted";
   switch (prof_weight_of(p)) {
   case PROF_W_CPU:
-    snprintf(buf, n, "ranked by cpu: the samples' CPU time; leaves out blocked time and %s in hooks",
-             fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), a,
+    snprintf(buf, n, "ranked by cpu (%s samples): leaves out blocked time and %s in hooks",
+             sampler_label(p), fmt_pct((double)p->probe_samples, (double)(p->probe_samples + p->node_samples), a,
                      sizeof a));
     break;
   case PROF_W_CALLS: snprintf(buf, n, "ranked by calls: exact call counts"); break;
