@@ -127,7 +127,7 @@ double prof_share(double part, double whole)
   return part >= whole ? 1 : part / whole;
 }
 
-/* The sampler that took a profile's samples, in a word or two (the first
+/* The sampler that took a profile's samples, in one word (the first
 ** dump's sampling session: the default's perf ring or its CPU-time timer
 ** fallback, a signal per sample, a Windows sampler). */
 static const char *sampler_label(const struct profile *p)
@@ -135,10 +135,10 @@ static const char *sampler_label(const struct profile *p)
   const struct cpd_sample_session *ss = p->ndumps ? cpd_process_sampling(p->dumps[0].d) : NULL;
   switch (ss ? ss->method : CPD_SM_NONE) {
   case CPD_SM_RING: return "ring";
-  case CPD_SM_PERF: return "perf signal";
+  case CPD_SM_PERF: return "signal";
   case CPD_SM_CPU_TIMER: return "timer";
-  case CPD_SM_NT_PROFILE: return "NT profile";
-  case CPD_SM_SUSPEND: return "sampler thread";
+  case CPD_SM_NT_PROFILE: return "profile";
+  case CPD_SM_SUSPEND: return "suspend";
   default: return "the";
   }
 }
