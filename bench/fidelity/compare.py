@@ -254,7 +254,7 @@ def views(a, doc, known, ref):
         print(f"{a.label}: view {name:17} TVD {tvd(mine, ref):.3f}  {top_agreement(mine, ref)}"
               f"  ({100 * out:.1f}% of its total outside the module's functions)")
         cols.append((name, mine))
-    w = 26
+    w = 31
     print(f"{a.label}: top 5 of each view, beside perf's (shares of the module's functions)")
     print("  " + " | ".join(f"{n:{w}}" for n, _ in cols).rstrip())
     tops = [top(d, 5) for _, d in cols]
