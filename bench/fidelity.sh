@@ -9,7 +9,7 @@
 #
 #   bench/fidelity.sh                  everything: lua and sqlite, clang and gcc
 #   bench/fidelity.sh --programs lua   one program (lua, sqlite)
-#   bench/fidelity.sh --compilers clang
+#   bench/fidelity.sh --compilers clang     (lists: comma- or space-separated)
 #   bench/fidelity.sh --scale N        workload size (default 5: ~20,000 samples)
 #   bench/fidelity.sh --reps N         capprof runs per mode; the median TVD is shown (default 3;
 #                                      0: perf's figures only)
@@ -38,6 +38,11 @@
 #                                      of eperm, eacces (capprof's side under a seccomp filter
 #                                      failing perf_event_open so, bench/fidelity/noperf.c) and
 #                                      env (CAPPROF_SAMPLE_NO_PERF=1), comma-separated
+#   bench/fidelity.sh --views          also, for each capprof run, each view's top five
+#                                      functions beside perf's and its TVD from perf: report's
+#                                      cpu self, the folded, callgrind (first event), pprof
+#                                      (go tool pprof -top, if go is present) and JSON
+#                                      (weight_self) exports
 #   bench/fidelity.sh --build DIR      capprof build tree (default: build/, built if needed)
 #   bench/fidelity.sh --data DIR       sources and builds (default /work/fidelity-data)
 #
@@ -59,11 +64,12 @@ compensated=on
 hooked_perf=on
 near_ref=on
 noperf=""
+views=off
 wrap=()                              # what runs capprof's side (measure)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --programs) programs=$2; shift ;;
-    --compilers) compilers=$2; shift ;;
+    --programs) programs=$(tr , " " <<<"$2"); shift ;;
+    --compilers) compilers=$(tr , " " <<<"$2"); shift ;;
     --scale) scale=$2; shift ;;
     --reps) reps=$2; shift ;;
     --sample) sample=$2; shift ;;
@@ -71,9 +77,10 @@ while [ $# -gt 0 ]; do
     --hooked-perf) hooked_perf=$2; shift ;;
     --near) near_ref=$2; shift ;;
     --noperf) noperf=$(tr , ' ' <<<"$2"); shift ;;
+    --views) views=on ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "fidelity.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -218,6 +225,19 @@ perf_plain() {
   rm -f "$work/$name" "$work/$name.old"
 }
 
+# export_views DUMP DIR: the run as each view shows it (--views), for compare.py.
+export_views() {
+  mkdir -p "$2"
+  "$capprof" report -q -F cpu-self --width=0 -n 1000000 "$1" >"$2/report.txt"
+  "$capprof" export --format=folded -o "$2/folded.txt" "$1"
+  "$capprof" export --format=callgrind -o "$2/callgrind.out" "$1"
+  rm -f "$2/pprof.txt"
+  if command -v go >/dev/null; then
+    "$capprof" export --format=pprof -o "$2/profile.pb.gz" "$1"
+    go tool pprof -top -nodefraction=0 -sample_index=cpu "$2/profile.pb.gz" >"$2/pprof.txt" 2>/dev/null || true
+  fi
+}
+
 # measure LABEL SAMPLE ARGS...: REPS runs of the hooked build with
 # CAPPROF_SAMPLE=SAMPLE (empty: unset, the default mode; off: compensated),
 # each compared with perf; prints the run with the median TVD and adds a
@@ -255,11 +275,13 @@ measure() {
     t3=$(date +%s.%N)
     durs+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')")
     "$capprof" export --format=json -o "$work/$tag.$r.json" "$work/$tag.capprof"
+    local vw=()
+    [ "$views" = off ] || { export_views "$work/$tag.capprof" "$work/$tag.$r.views"; vw=(--views "$work/$tag.$r.views"); }
     [ ${#wrap[@]} -eq 0 ] || "$capprof" info "$work/$tag.capprof" | sed -n '/^sampling:/,/^sampled:/p' | head -n 4
     # shellcheck disable=SC2086
     results+=("$(python3 "$here/fidelity/compare.py" --json "$work/$tag.$r.json" \
       --perf "$work/$label.perf1.txt" --perf "$work/$label.perf2.txt" \
-      --module "$(basename "$cap")" --label "$tag" $opt "${near[@]}")")
+      --module "$(basename "$cap")" --label "$tag" $opt "${near[@]}" "${vw[@]}")")
   done
   # Runs differ by more than perf's noise (ASLR moves functions, and with
   # them which call paths share a lookup-table slot): the repetition with
@@ -273,7 +295,15 @@ measure() {
   echo "${results[$best]}"
   slow=$(awk -v a="$t0" -v b="$t1" -v c="${durs[$best]}" 'BEGIN { printf "%.1f", c / (b - a) }')
   echo "$tag: run time with hooks / without: ${slow}x"
-  summary+=("$(grep 'TVD' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
+  summary+=("$(grep 'TVD capprof-vs-perf' <<<"${results[$best]}")  (runs: $all) slowdown ${slow}x")
+  [ "$views" = off ] || summary+=("$(printf '%s\n' "${results[@]}" | awk -v t="$tag" '
+    / view .* TVD / { n = $0; sub(/.* view /, "", n); sub(/ +TVD .*/, "", n)
+                      v = $0; sub(/.* TVD /, "", v); sub(/ .*/, "", v)
+                      if (!(n in runs)) order[++k] = n
+                      runs[n] = runs[n] " " v }
+    END { printf "%s: each view'"'"'s TVD per run:", t
+          for (i = 1; i <= k; i++) printf "%s %s%s", (i > 1 ? ";" : ""), order[i], runs[order[i]]
+          print "" }')")
 }
 
 # hooked LABEL ARGS...: perf on the hooked build, at a quarter of the rate

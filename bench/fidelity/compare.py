@@ -10,6 +10,15 @@ floor), and the top functions of each side.
              [--samples] [--near N.txt]
   compare.py --json CAP.json --perf A.txt --hooked H.txt --runtime-syms S.txt
              --module NAME [--label L]
+  ... [--views DIR]
+
+With --views: DIR holds the same run as each view shows it (report.txt:
+'capprof report -q -F cpu-self --width=0'; folded.txt, callgrind.out; pprof.txt,
+'go tool pprof -top -sample_index=cpu', if present); each view's per-function
+self figure, with the JSON export's weight_self, is compared with perf as
+above (TVD, top five), and the top five of every view are printed beside
+perf's. Only the module's functions count; the share of a view's total
+outside them is printed.
 
 With --samples (a run with CAPPROF_SAMPLE): the capprof side is each
 function's CPU time from the samples charged to its call paths whose program
@@ -143,6 +152,120 @@ def top_agreement(cap, ref, n=5):
     return f"top {n}: {common} of perf's (not: {missing})"
 
 
+UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0,
+         "min": 60.0, "h": 3600.0}
+
+
+def duration(text):
+    """A figure as report or pprof prints it (12.3ms, 1.5s, 42), in seconds
+    (or as is when it has no unit)."""
+    text = text.replace(",", "")
+    for u in sorted(UNITS, key=len, reverse=True):
+        if text.endswith(u) and text[:-len(u)].replace(".", "", 1).isdigit():
+            return float(text[:-len(u)]) * UNITS[u]
+    return float(text)
+
+
+def view_report(path):
+    """report -q -F cpu-self: '6.13 s  name  (file:line)  [note]' lines."""
+    import re
+    line_re = re.compile(r"^\s*([\d.,]+)\s?([a-z\u00b5]*)\s{2}(\S.*?)(\s{2}|$)")
+    out = {}
+    for line in open(path, errors="replace"):
+        m = line_re.match(line.rstrip("\n"))
+        if m:
+            v = duration(m.group(1) + m.group(2))
+            out[m.group(3)] = out.get(m.group(3), 0) + v
+    return out
+
+
+def view_folded(path):
+    """The folded export: each path's self figure, charged to its leaf."""
+    out = {}
+    for line in open(path, errors="replace"):
+        stack, _, v = line.rstrip("\n").rpartition(" ")
+        if stack:
+            leaf = stack.rsplit(";", 1)[-1]
+            out[leaf] = out.get(leaf, 0) + float(v)
+    return out
+
+
+def view_callgrind(path):
+    """The callgrind export's first event, the cost lines of each fn= (the
+    inclusive cost after a calls= line is the callee's, not fn's self)."""
+    out, names, fn, after_calls = {}, {}, None, False
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith(("fn=", "cfn=")):
+            ref = line.partition("=")[2]  # "(id) name" defines id, "(id)" uses it
+            if ref.startswith("("):
+                key, _, name = ref[1:].partition(")")
+                name = name.strip() or names.get(key, key)
+                names[key] = name
+            else:
+                name = ref
+            if line.startswith("fn="):
+                fn, after_calls = name, False
+        elif line.startswith("calls="):
+            after_calls = True
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            if after_calls:
+                after_calls = False
+            elif fn is not None:
+                f = line.split()
+                if len(f) > 1:
+                    out[fn] = out.get(fn, 0) + float(f[1])
+    return out
+
+
+def view_pprof(path):
+    """go tool pprof -top: flat, flat%, sum%, cum, cum%, name."""
+    out, table = {}, False
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if len(f) >= 5 and f[1] == "flat%":
+            table = True
+        elif table and len(f) >= 6:
+            name = " ".join(f[5:])
+            out[name] = out.get(name, 0) + duration(f[0])
+    return out
+
+
+def view_weight(doc, module):
+    return cap_profile(doc, module, "weight_self")
+
+
+def views(a, doc, known, ref):
+    """--views: each view's TVD from perf and the top five side by side."""
+    import os
+    got = [("json weight_self", view_weight(doc, a.module))]
+    for name, file, parse in (("report cpu self", "report.txt", view_report),
+                              ("folded", "folded.txt", view_folded),
+                              ("callgrind ev1", "callgrind.out", view_callgrind),
+                              ("pprof -top cpu", "pprof.txt", view_pprof)):
+        path = os.path.join(a.views, file)
+        if os.path.exists(path) and os.path.getsize(path):
+            got.insert(len(got) - 1, (name, parse(path)))
+    cols = [("perf plain", ref)]
+    for name, d in got:
+        mine = {k: v for k, v in d.items() if k in known}
+        total = sum(d.values())
+        out = 1 - sum(mine.values()) / total if total else 0
+        print(f"{a.label}: view {name:17} TVD {tvd(mine, ref):.3f}  {top_agreement(mine, ref)}"
+              f"  ({100 * out:.1f}% of its total outside the module's functions)")
+        cols.append((name, mine))
+    w = 31
+    print(f"{a.label}: top 5 of each view, beside perf's (shares of the module's functions)")
+    print("  " + " | ".join(f"{n:{w}}" for n, _ in cols).rstrip())
+    tops = [top(d, 5) for _, d in cols]
+    for i in range(5):
+        row = []
+        for t in tops:
+            k, v = t[i] if i < len(t) else ("", None)
+            row.append(f"{v*100:5.1f}% {k[:w - 7]:{w - 7}}" if v is not None else " " * w)
+        print("  " + " | ".join(row).rstrip())
+
+
 def two_columns(left, right, width):
     """Print two lists of text side by side, 'left | right'."""
     for i in range(max(len(left), len(right))):
@@ -165,6 +288,7 @@ def main():
     ap.add_argument("--hooked")
     ap.add_argument("--runtime-syms")
     ap.add_argument("--near")
+    ap.add_argument("--views")
     a = ap.parse_args()
 
     doc = json.load(open(a.json))
@@ -229,6 +353,8 @@ def main():
     two_columns([f"{v*100:5.1f}% ({sc.get(k,0)*100:5.1f}% {sr.get(k,0)*100:5.1f}%) {k[:28]:28}"
                  for k, v in tp],
                 [f"{v*100:5.1f}% ({sp.get(k,0)*100:5.1f}%) {k[:28]}" for k, v in tc], 58)
+    if a.views:
+        views(a, doc, known, ref)
 
 
 if __name__ == "__main__":

@@ -117,4 +117,39 @@ finally:
         os.unlink(path)
     os.rmdir(tmp)
 
+# --views: each view's text read back to a self figure per function.
+VIEWS = {
+    "report.txt": " cpu self  function\n"
+                  "   6.13 s  inner  (a.c:7)  [unhooked]\n"
+                  "  250 ms  outer  (a.c:1)\n"
+                  "[unhooked]: 1 function very frequent\n"
+                  "34 functions in a note line\n",
+    "folded.txt": "main;outer 250\nmain;outer;inner 6000\nmain;other;inner 130\n",
+    # cfn= defines a compressed name that a later fn= uses; the cost line
+    # after calls= is the callee's inclusive figure, not the caller's self
+    "callgrind.out": "events: CPU_ns Samples ns\n\nfn=(1) outer\n1 250 1 9\n"
+                     "cfn=(2) inner\ncalls=3 7\n1 6130 24 5\n\nfn=(2)\n7 6130 24 5\n",
+    "pprof.txt": "Type: cpu\n      flat  flat%   sum%        cum   cum%\n"
+                 "    6.13s 96.08% 96.08%      6.13s 96.08%  inner\n"
+                 "   250ms  3.92%   100%      6.38s   100%  outer\n",
+}
+tmp = tempfile.mkdtemp()
+try:
+    for name, text in VIEWS.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    got = compare.view_report(os.path.join(tmp, "report.txt"))
+    check(got == {"inner": 6.13, "outer": 0.25}, f"report: {got}")
+    got = compare.view_folded(os.path.join(tmp, "folded.txt"))
+    check(got == {"outer": 250, "inner": 6130}, f"folded, by leaf: {got}")
+    got = compare.view_callgrind(os.path.join(tmp, "callgrind.out"))
+    check(got == {"outer": 250, "inner": 6130}, f"callgrind's first event: {got}")
+    got = compare.view_pprof(os.path.join(tmp, "pprof.txt"))
+    check(abs(got["inner"] - 6.13) < 1e-9 and abs(got["outer"] - 0.25) < 1e-9
+          and len(got) == 2, f"pprof -top flat: {got}")
+finally:
+    for name in VIEWS:
+        os.unlink(os.path.join(tmp, name))
+    os.rmdir(tmp)
+
 sys.exit(1 if failures else 0)
