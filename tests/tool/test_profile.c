@@ -580,6 +580,76 @@ static void unhooked_in_every_thread(void **state)
   prof_free(p);
 }
 
+/* Sampled stacks whose frame-pointer walk went astray (sample.unhook: a
+** program without frame pointers, a "caller" at the executable's load
+** address minus one, named by a bare address). A caller frame in no module
+** is no return address minus one: it and the frames outer to it are
+** dropped, the frames below it kept under the root. Addresses at both ends
+** of the module [0x1000, 0x2000): 0xfff and 0x2000 are in none. A pc in no
+** module is still a pc. */
+static void astray_callers_dropped(void **state)
+{
+  (void)state;
+  struct fixture f;
+  setup_dump(&f, chain, 1);
+  struct cpd_snode sn[] = {
+    { 0, CPD_NO_PARENT, 0 },
+    { 0x1300, 0, 0 },                           /* 1: outer to the astray frame */
+    { 0xFFF, 1, 0 },                            /* 2: astray, one below the module */
+    { 0x1100, 2, 5 },                           /* 3: pc under it */
+    { 0x1200, 0, 0 },                           /* 4: a real caller */
+    { 0x1100, 4, 2 },                           /* 5: pc under it */
+    { 0x2000, 4, 0 },                           /* 6: astray, the module's end */
+    { 0x1180, 6, 4 },                           /* 7: pc under it */
+    { 0x2000, 0, 3 },                           /* 8: a pc in no module */
+  };
+  struct cpd_sample_thread st = { 7, CPD_NO_PARENT, 9, 14, 0, "sampled", sn };
+  struct cpd_sample_session ss = { .kind = CPD_SK_PROCESS, .samples = 14, .hits = 14,
+                                   .name = "", .method_text = "", .note = "" };
+  f.d.nthreads = 0;
+  f.d.nsessions = 1;
+  f.d.sessions = &ss;
+  f.d.nsample_threads = 1;
+  f.d.sample_threads = &st;
+  struct cpd_dump *d = roundtrip(&f.d);
+  assert_int_equal(d->nsample_threads, 1);
+  assert_int_equal(d->sample_threads[0].nnodes, 9);
+  struct profile *p = prof_new();
+  assert_int_equal(prof_add_dump(p, d), 0);
+  assert_int_equal(prof_find_func(p, "0xfff"), PROF_NONE);
+  assert_int_equal(prof_find_func(p, "synth+0x300"), PROF_NONE);
+  uint32_t pc = prof_find_func(p, "synth+0x100"), pc2 = prof_find_func(p, "synth+0x180");
+  uint32_t caller = prof_find_func(p, "synth+0x200"), none = prof_find_func(p, "0x2000");
+  assert_true(pc != PROF_NONE && pc2 != PROF_NONE && caller != PROF_NONE && none != PROF_NONE);
+  assert_int_equal(p->funcs[pc].pc.self, 7);
+  assert_int_equal(p->funcs[pc].pc.incl, 7);
+  assert_int_equal(p->funcs[pc2].pc.self, 4);
+  assert_int_equal(p->funcs[caller].pc.incl, 2);  /* not the 4 read through 0x2000 */
+  assert_int_equal(p->funcs[none].pc.self, 3);
+  assert_int_equal(p->funcs[none].pc.incl, 3);
+  /* the sampled tree: root -> 0x100 (5), root -> 0x200 -> 0x100 (2),
+  ** root -> 0x180 (4), root -> 0x2000 (3) */
+  assert_int_equal(p->nthreads, 1);
+  const struct prof_thread *t = &p->threads[0];
+  assert_true(t->sampled);
+  assert_int_equal(t->nnodes, 6);
+  uint32_t seen = 0;
+  for (uint32_t i = 1; i < t->nnodes; i++) {
+    const struct prof_node *n = &t->nodes[i];
+    uint32_t under = n->parent == 0 ? PROF_NONE : t->nodes[n->parent].func;
+    if (n->func == pc && under == PROF_NONE) { assert_int_equal(n->s_self, 5); seen |= 1; }
+    if (n->func == pc && under == caller) { assert_int_equal(n->s_self, 2); seen |= 2; }
+    if (n->func == pc2 || n->func == none) {
+      assert_int_equal(n->parent, 0);
+      assert_int_equal(n->s_self, n->func == pc2 ? 4 : 3);
+      seen |= n->func == pc2 ? 4 : 8;
+    }
+    if (n->func == caller) { assert_int_equal(n->parent, 0); seen |= 16; }
+  }
+  assert_int_equal(seen, 31);
+  prof_free(p);
+}
+
 /* --focus and --hide patterns: the qualified name matches without the
 ** return type of template functions and without the parameters. */
 static void focus_qualified_names(void **state)
@@ -620,6 +690,7 @@ int main(void)
     cmocka_unit_test(truncations_rejected),
     cmocka_unit_test(unhooked_sync_flags),
     cmocka_unit_test(unhooked_in_every_thread),
+    cmocka_unit_test(astray_callers_dropped),
     cmocka_unit_test(focus_qualified_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -347,12 +347,17 @@ static int add_sampling(struct builder *b, struct profile *p, uint32_t nfuncs)
     struct symbolizer *sym = sym_open(sd);
     if (!sym) return -1;
     for (uint32_t i = 0; i < sd->nsample_threads; i++) {
-      const struct cpd_sample_thread *st = &sd->sample_threads[i];
+      struct cpd_sample_thread kept;              /* without frames read astray */
+      if (prof_sampled_stacks(&sd->sample_threads[i], sym, &kept) != 0) {
+        sym_close(sym);
+        return -1;
+      }
+      const struct cpd_sample_thread *st = &kept;
       struct cpd_sample_thread *t = &d->sample_threads[d->nsample_threads++];
       *t = *st;
       t->name = strdup(st->name ? st->name : "");
-      t->nodes = malloc((size_t)st->nnodes * sizeof *t->nodes);
-      if (!t->name || !t->nodes) { sym_close(sym); return -1; }
+      t->nodes = kept.nodes;
+      if (!t->name) { sym_close(sym); return -1; }
       t->thread = CPD_NO_PARENT;               /* its own sampled tree, unless hooked: */
       if (prof_thread_hooked(sd, st->thread)) { /* the st->thread-th thread of dump k */
         for (uint32_t j = 0, seen = 0; j < p->nthreads; j++) {
@@ -360,9 +365,7 @@ static int add_sampling(struct builder *b, struct profile *p, uint32_t nfuncs)
           if (seen++ == st->thread) { t->thread = b->merged_of[j]; break; }
         }
       }
-      for (uint32_t n = 0; n < st->nnodes; n++) {
-        t->nodes[n] = st->nodes[n];
-        if (!n) continue;
+      for (uint32_t n = 1; n < st->nnodes; n++) {
         struct sym_info si;
         sym_lookup(sym, st->nodes[n].addr, &si);
         uint32_t f = prof_intern(p, si.name, si.module, si.file, si.line);

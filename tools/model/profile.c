@@ -758,14 +758,70 @@ int prof_thread_hooked(const struct cpd_dump *d, uint32_t i)
   return 0;
 }
 
+/* A sampled stack's outer frames are return addresses minus one, read by
+** the runtime's frame-pointer walk. In code built without frame pointers
+** (GCC's -pg -mfentry at -O2 omits them) %rbp is data, and the walk can take
+** any stack word for a return address: sample.unhook once had the
+** executable's load address, so a "caller" one byte below the executable,
+** named by a bare address. A return address follows a call: minus one it
+** lies in a module's code. So a caller frame in no module ends its stacks
+** there: it and the frames outer to it (read through the same bad frame
+** pointer) are dropped, the frames below it hang from the root. A pc (a
+** stack's last frame) in no module stays (code outside any module). */
+int prof_sampled_stacks(const struct cpd_sample_thread *st, struct symbolizer *sym,
+                        struct cpd_sample_thread *out)
+{
+  uint32_t n = st->nnodes;
+  *out = *st;
+  out->nodes = NULL;
+  out->nnodes = 0;
+  uint32_t *up = malloc(((size_t)n + 1) * sizeof *up);
+  unsigned char *keep = calloc((size_t)n + 1, 1);
+  out->nodes = malloc(((size_t)n + 1) * sizeof *out->nodes);
+  if (!up || !keep || !out->nodes) {
+    free(up);
+    free(keep);
+    free(out->nodes);
+    out->nodes = NULL;
+    return CAPPROF_ENOMEM;
+  }
+  for (uint32_t k = 1; k < n; k++) {
+    uint32_t a = st->nodes[k].parent;
+    uint64_t pa = a < k ? st->nodes[a].addr : 0;
+    int astray = a && a < k && !CPD_KEY_IS_SPECIAL(pa) && sym_module_of(sym, pa) < 0;
+    up[k] = a < k && !astray ? a : 0;
+  }
+  keep[0] = n > 0;
+  for (uint32_t k = n; k-- > 1;) {               /* children before their parents */
+    if (st->nodes[k].self) keep[k] = 1;
+    if (keep[k]) keep[up[k]] = 1;
+  }
+  /* up[k], the old index of k's parent, becomes k's new index once k is
+  ** copied: a parent (a lower index) is copied before its children. */
+  for (uint32_t k = 0; k < n; k++) {
+    if (!keep[k]) continue;
+    out->nodes[out->nnodes] = st->nodes[k];
+    if (k) out->nodes[out->nnodes].parent = up[up[k]];
+    up[k] = out->nnodes++;
+  }
+  free(up);
+  free(keep);
+  return 0;
+}
+
 static int add_samples(struct profile *p, uint32_t di, struct symbolizer *sym, struct u64map *keys)
 {
   const struct cpd_dump *d = p->dumps[di].d;
   double ns = p->dumps[di].sample_ns;
   for (uint32_t i = 0; i < d->nsample_threads; i++) {
-    const struct cpd_sample_thread *st = &d->sample_threads[i];
-    uint32_t *func = malloc((size_t)st->nnodes * sizeof *func);
-    if (!func) return CAPPROF_ENOMEM;
+    struct cpd_sample_thread kept;
+    if (prof_sampled_stacks(&d->sample_threads[i], sym, &kept) != 0) return CAPPROF_ENOMEM;
+    const struct cpd_sample_thread *st = &kept;
+    uint32_t *func = malloc(((size_t)st->nnodes + 1) * sizeof *func);
+    if (!func) {
+      free(kept.nodes);
+      return CAPPROF_ENOMEM;
+    }
     int rc = 0;
     func[0] = key_func(p, sym, keys, CPD_KEY_ROOT);
     for (uint32_t k = 1; k < st->nnodes && func[0] != PROF_NONE; k++)
@@ -775,6 +831,7 @@ static int add_samples(struct profile *p, uint32_t di, struct symbolizer *sym, s
     if (!rc) rc = add_pc_samples(p, st, func, ns);
     if (!rc && !prof_thread_hooked(d, st->thread)) rc = add_sampled_thread(p, di, st, func, ns, sym);
     free(func);
+    free(kept.nodes);
     if (rc) return rc;
   }
   return 0;

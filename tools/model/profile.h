@@ -285,6 +285,13 @@ uint32_t prof_lookup_in(const struct profile *to, const struct profile *from, ui
 ** NULL/0 when the dump has no process-wide sampling. */
 double prof_sample_ns(const struct cpd_dump *d);
 
+/* A thread's sampled stacks without the frames the frame-pointer walk read
+** astray (profile.c): *out is st with nodes of its own (free them), whose
+** indexes keep the order of st's. 0 or CAPPROF_ENOMEM. */
+struct symbolizer;
+int prof_sampled_stacks(const struct cpd_sample_thread *st, struct symbolizer *sym,
+                        struct cpd_sample_thread *out);
+
 /* Whether thread i of d (CPD_NO_PARENT: none) has nodes of hooked functions.
 ** A thread whose tree holds only library calls intercepted by 'capprof run'
 ** or zones also gets the call tree of its sampled stacks. */

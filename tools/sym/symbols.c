@@ -91,6 +91,8 @@ static int find_module(const struct symbolizer *s, uint64_t addr)
   return -1;
 }
 
+int sym_module_of(const struct symbolizer *s, uint64_t addr) { return find_module(s, addr); }
+
 struct symbolizer *sym_open(const struct cpd_dump *d)
 {
   struct symbolizer *s = calloc(1, sizeof *s);

@@ -39,6 +39,9 @@ int sym_line(struct symbolizer *s, uint64_t addr, char **file, unsigned *line);
 /* How module m of the dump is symbolized, in words, into buf. */
 const char *sym_module_desc(struct symbolizer *s, int m, char *buf, size_t n);
 
+/* The module of the dump holding code address addr (the innermost), or -1. */
+int sym_module_of(const struct symbolizer *s, uint64_t addr);
+
 /* Base name of a path (after the last '/' or '\'). */
 const char *sym_base_name(const char *path);
 
